@@ -1,0 +1,50 @@
+// Releases holds whose expiry has passed (a crashed process, a request that never settled), so no
+// hold outlives its TTL by more than one sweep interval.
+import type { Logger } from 'pino';
+import type { LedgerStore } from '../storage/types.js';
+
+const BATCH = 500;
+
+export class HoldSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly intervalSeconds: number,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(), this.intervalSeconds * 1000);
+    this.timer.unref();
+  }
+
+  /** Runs one sweep (also callable directly); concurrent calls share the running one. */
+  sweep(): Promise<void> {
+    this.running ??= this.sweepAll().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async sweepAll(): Promise<void> {
+    try {
+      let released = 0;
+      for (;;) {
+        const batch = await this.store.expireHolds(Date.now(), BATCH);
+        released += batch;
+        if (batch < BATCH) break;
+      }
+      if (released > 0) this.log.info({ released }, 'sweeper: released expired holds');
+    } catch (error) {
+      this.log.error({ err: error }, 'sweeper: failed');
+    }
+  }
+}

@@ -1,0 +1,213 @@
+// Reads tollgate.yaml: YAML → ${VAR} substitution → schema → cross-checks → a frozen, typed Config.
+// Every error names the key path (or the missing variable) so a user can fix the file at once.
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { z } from 'zod';
+import { parseDecimal } from '../billing/money.js';
+import type { PriceRates } from '../billing/pricing.js';
+import { findProviderKind, providerKindNames } from '../providers/registry.js';
+import { MissingVariableError, substituteEnv } from './env-substitution.js';
+import { configSchema, type RawConfig } from './schema.js';
+import type { Config, DisplayPrice, ModelConfig, ProviderConfig } from './types.js';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** models["gpt-4.1"].price.output — dots inside keys would make a plain join ambiguous. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(String(segment))) out += out ? `.${String(segment)}` : String(segment);
+    else out += `[${JSON.stringify(String(segment))}]`;
+  }
+  return out || '(top level)';
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown key "${key}"`);
+  }
+  return [`${formatPath(issue.path)}: ${issue.message}`];
+}
+
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(path, [`cannot read the file: ${(error as Error).message}`]);
+  }
+  return parseConfig(text, path, env);
+}
+
+export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    const message = error instanceof YAMLParseError ? error.message : String(error);
+    throw new ConfigError(path, [`not valid YAML: ${message}`]);
+  }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    throw new ConfigError(path, ['the file must be a YAML mapping with providers: and models:']);
+  }
+  let substituted: unknown;
+  try {
+    substituted = substituteEnv(document, env);
+  } catch (error) {
+    if (error instanceof MissingVariableError) {
+      throw new ConfigError(path, [
+        `${formatPath(error.path)}: environment variable ${error.variable} is not set (write \${${error.variable}:-} to allow it to be empty)`,
+      ]);
+    }
+    throw error;
+  }
+  const parsed = configSchema.safeParse(substituted);
+  if (!parsed.success) throw new ConfigError(path, parsed.error.issues.flatMap(describeIssue));
+  return normalise(parsed.data, path);
+}
+
+function toRate(value: number | string | undefined, fallback: bigint): bigint | string {
+  if (value === undefined) return fallback;
+  const rate = parseDecimal(value, 9);
+  return rate === undefined ? 'must be a decimal with at most 9 decimal places (USD per 1M tokens)' : rate;
+}
+
+function normaliseProviders(raw: RawConfig, problems: string[], warnings: string[]): Map<string, ProviderConfig> {
+  const providers = new Map<string, ProviderConfig>();
+  for (const [id, p] of Object.entries(raw.providers)) {
+    const at = (key: string) => formatPath(['providers', id, key]);
+    const info = findProviderKind(p.kind);
+    if (!info) {
+      problems.push(`${at('kind')}: unknown provider kind "${p.kind}" (one of: ${providerKindNames().join(', ')})`);
+      continue;
+    }
+    const baseUrl = (p.base_url ?? info.defaultBaseUrl)?.replace(/\/+$/, '');
+    if (!baseUrl) {
+      problems.push(`${at('base_url')}: required for kind ${p.kind}`);
+      continue;
+    }
+    if (p.api_version !== undefined && info.defaultApiVersion === undefined) {
+      problems.push(`${at('api_version')}: only applies to kind azure-openai`);
+    }
+    const apiKey = p.api_key ?? '';
+    if (apiKey === '' && info.apiKeyRequired) {
+      warnings.push(`provider ${id} (${p.kind}) has no api_key: calls routed to it will fail with upstream_error`);
+    }
+    const url = new URL(baseUrl);
+    providers.set(id, {
+      id,
+      kind: p.kind,
+      baseUrl,
+      origin: url.origin,
+      basePath: url.pathname.replace(/\/+$/, ''),
+      apiKey,
+      apiVersion: p.api_version ?? info.defaultApiVersion,
+      retries: p.retries,
+      cooldown: p.cooldown,
+      timeouts: {
+        connectMs: p.timeouts.connect_ms,
+        firstByteMs: p.timeouts.first_byte_ms,
+        idleMs: p.timeouts.idle_ms,
+        totalMs: p.timeouts.total_ms,
+      },
+      onClientDisconnect: p.on_client_disconnect,
+      drainMaxConcurrent: p.drain_max_concurrent,
+    });
+  }
+  return providers;
+}
+
+function normaliseModel(id: string, m: RawConfig['models'][string], raw: RawConfig, problems: string[]): ModelConfig | undefined {
+  const at = (...keys: (string | number)[]) => formatPath(['models', id, ...keys]);
+  const before = problems.length;
+  m.upstreams.forEach((u, index) => {
+    if (!(u.provider in raw.providers)) {
+      problems.push(`${at('upstreams', index, 'provider')}: no provider "${u.provider}" under providers:`);
+    }
+  });
+  if (m.type === 'chat') {
+    if (m.price.output === undefined) problems.push(`${at('price', 'output')}: required for chat models`);
+    if (m.max_output_tokens === undefined) {
+      problems.push(`${at('max_output_tokens')}: required for chat models (it sizes the hold when a request sets no max_tokens)`);
+    }
+  } else if (m.price.output !== undefined || m.price.cached_input !== undefined) {
+    problems.push(`${at('price')}: embedding models have an input price only`);
+  }
+  const input = toRate(m.price.input, 0n);
+  const output = toRate(m.price.output, 0n);
+  const cachedInput = toRate(m.price.cached_input, typeof input === 'bigint' ? input : 0n);
+  for (const [key, rate] of [['input', input], ['output', output], ['cached_input', cachedInput]] as const) {
+    if (typeof rate === 'string') problems.push(`${at('price', key)}: ${rate}`);
+  }
+  if (problems.length > before) return undefined;
+  const displayPrice: DisplayPrice = {
+    input: Number(m.price.input),
+    ...(m.price.output !== undefined ? { output: Number(m.price.output) } : {}),
+    ...(m.price.cached_input !== undefined ? { cached_input: Number(m.price.cached_input) } : {}),
+  };
+  return {
+    id,
+    type: m.type,
+    routing: m.routing,
+    upstreams: m.upstreams,
+    rates: { input, output, cachedInput } as PriceRates,
+    displayPrice,
+    contextWindow: m.context_window,
+    maxOutputTokens: m.max_output_tokens,
+  };
+}
+
+function normaliseDatabase(url: string, configDir: string, problems: string[]): string {
+  if (url === 'sqlite::memory:') return url;
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!file) problems.push('database: sqlite: needs a file path, e.g. sqlite:./data/tollgate.db');
+    return `sqlite:${isAbsolute(file) ? file : resolve(configDir, file)}`;
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) return url;
+  problems.push(`database: expected sqlite:PATH or postgres://..., got "${url}"`);
+  return url;
+}
+
+function normalise(raw: RawConfig, path: string): Config {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const providers = normaliseProviders(raw, problems, warnings);
+  const models = new Map<string, ModelConfig>();
+  for (const [id, m] of Object.entries(raw.models)) {
+    const model = normaliseModel(id, m, raw, problems);
+    if (model) models.set(id, model);
+  }
+  const database = normaliseDatabase(raw.database, dirname(path), problems);
+  if (problems.length > 0) throw new ConfigError(path, problems);
+  return Object.freeze({
+    path,
+    server: {
+      host: raw.server.host,
+      port: raw.server.port,
+      shutdownGraceSeconds: raw.server.shutdown_grace_seconds,
+      maxBodyBytes: raw.server.max_body_bytes,
+      maxUpstreamBodyBytes: raw.server.max_upstream_body_bytes,
+    },
+    database,
+    providers,
+    models,
+    billing: {
+      holdTtlSeconds: raw.billing.hold_ttl_seconds,
+      sweepIntervalSeconds: raw.billing.sweep_interval_seconds,
+    },
+    warnings,
+    loadedAt: Math.floor(Date.now() / 1000),
+  });
+}

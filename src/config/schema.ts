@@ -1,0 +1,76 @@
+// The shape of tollgate.yaml (product.md §3), with its defaults. Unknown keys are errors everywhere.
+import { z } from 'zod';
+
+/** Numbers may arrive as strings after ${VAR} substitution ("port: ${PORT:-8080}"). */
+function numeric<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value), schema);
+}
+
+const positiveInt = numeric(z.number().int().positive());
+const nonNegativeInt = numeric(z.number().int().nonnegative());
+const nonNegativeNumber = numeric(z.number().nonnegative());
+/** A price stays as written (number or decimal string); billing/money parses it exactly. */
+const price = z.union([z.number().nonnegative(), z.string().regex(/^\s*\d*\.?\d+(e-?\d+)?\s*$/i, 'expected a decimal number')]);
+
+const serverSchema = z
+  .strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: numeric(z.number().int().min(0).max(65535)).default(8080),
+    shutdown_grace_seconds: nonNegativeNumber.default(30),
+    max_body_bytes: positiveInt.default(33_554_432),
+    max_upstream_body_bytes: positiveInt.default(33_554_432),
+  })
+  .prefault({});
+
+const timeoutsSchema = z
+  .strictObject({
+    connect_ms: positiveInt.default(5_000),
+    first_byte_ms: positiveInt.default(60_000),
+    idle_ms: positiveInt.default(60_000),
+    total_ms: positiveInt.default(600_000),
+  })
+  .prefault({});
+
+const providerSchema = z.strictObject({
+  kind: z.string().min(1),
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  api_key: z.string().optional(),
+  api_version: z.string().min(1).optional(),
+  retries: nonNegativeInt.default(1),
+  cooldown: z
+    .strictObject({ failures: positiveInt.default(3), seconds: nonNegativeNumber.default(30) })
+    .prefault({}),
+  timeouts: timeoutsSchema,
+  on_client_disconnect: z.enum(['abort', 'drain']).default('abort'),
+  drain_max_concurrent: positiveInt.default(32),
+});
+
+const upstreamSchema = z.strictObject({
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  weight: numeric(z.number().positive()).default(1),
+});
+
+const modelSchema = z.strictObject({
+  type: z.enum(['chat', 'embedding']).default('chat'),
+  routing: z.enum(['fallback', 'weighted']).default('fallback'),
+  upstreams: z.array(upstreamSchema).min(1),
+  price: z.strictObject({ input: price, output: price.optional(), cached_input: price.optional() }),
+  context_window: positiveInt.optional(),
+  max_output_tokens: positiveInt.optional(),
+});
+
+export const configSchema = z.strictObject({
+  server: serverSchema,
+  database: z.string().min(1).default('sqlite:./data/tollgate.db'),
+  providers: z.record(z.string().min(1), providerSchema),
+  models: z.record(z.string().min(1), modelSchema),
+  billing: z
+    .strictObject({
+      hold_ttl_seconds: positiveInt.default(600),
+      sweep_interval_seconds: positiveInt.default(30),
+    })
+    .prefault({}),
+});
+
+export type RawConfig = z.output<typeof configSchema>;

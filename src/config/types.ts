@@ -1,0 +1,82 @@
+// The validated, normalised configuration every other room receives (frozen; never the raw YAML).
+import type { PriceRates } from '../billing/pricing.js';
+
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly shutdownGraceSeconds: number;
+  readonly maxBodyBytes: number;
+  readonly maxUpstreamBodyBytes: number;
+}
+
+export interface TimeoutsConfig {
+  readonly connectMs: number;
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+  readonly totalMs: number;
+}
+
+export interface ProviderConfig {
+  readonly id: string;
+  readonly kind: string;
+  /** Without a trailing slash. */
+  readonly baseUrl: string;
+  /** scheme://host:port of baseUrl: the only origin the transport will contact for this provider. */
+  readonly origin: string;
+  /** The path part of baseUrl without a trailing slash ('' or e.g. '/v1'); adapters append their paths. */
+  readonly basePath: string;
+  /** Empty when none is configured. */
+  readonly apiKey: string;
+  readonly apiVersion: string | undefined;
+  readonly retries: number;
+  readonly cooldown: { readonly failures: number; readonly seconds: number };
+  readonly timeouts: TimeoutsConfig;
+  readonly onClientDisconnect: 'abort' | 'drain';
+  readonly drainMaxConcurrent: number;
+}
+
+export interface UpstreamRef {
+  readonly provider: string;
+  /** The model name the upstream knows (an Azure deployment name for azure-openai). */
+  readonly model: string;
+  readonly weight: number;
+}
+
+/** Prices as configured (USD per 1M tokens), for display in the model list. */
+export interface DisplayPrice {
+  readonly input: number;
+  readonly output?: number;
+  readonly cached_input?: number;
+}
+
+export interface ModelConfig {
+  readonly id: string;
+  readonly type: 'chat' | 'embedding';
+  readonly routing: 'fallback' | 'weighted';
+  readonly upstreams: readonly UpstreamRef[];
+  readonly rates: PriceRates;
+  readonly displayPrice: DisplayPrice;
+  readonly contextWindow: number | undefined;
+  /** Always set for chat models (the hold needs it). */
+  readonly maxOutputTokens: number | undefined;
+}
+
+export interface BillingConfig {
+  readonly holdTtlSeconds: number;
+  readonly sweepIntervalSeconds: number;
+}
+
+export interface Config {
+  /** Absolute path of the file this was read from. */
+  readonly path: string;
+  readonly server: ServerConfig;
+  /** Normalised database URL: `sqlite:/abs/path.db`, `sqlite::memory:` or `postgres://...`. */
+  readonly database: string;
+  readonly providers: ReadonlyMap<string, ProviderConfig>;
+  readonly models: ReadonlyMap<string, ModelConfig>;
+  readonly billing: BillingConfig;
+  /** Problems that do not stop the gateway (e.g. a provider without an API key). */
+  readonly warnings: readonly string[];
+  /** When the config was loaded (unix seconds): the `created` of every model entry. */
+  readonly loadedAt: number;
+}

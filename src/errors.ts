@@ -1,0 +1,108 @@
+// The one error registry: every error the gateway returns has a code here, with its HTTP status and
+// OpenAI-style `type`. Code throws GatewayError; http/render-error.ts is the only place that renders them.
+
+interface ErrorSpec {
+  readonly status: number;
+  readonly type: string;
+  readonly message: string;
+}
+
+export const ERROR_REGISTRY = {
+  invalid_request: { status: 400, type: 'invalid_request_error', message: 'The request is invalid.' },
+  invalid_api_key: {
+    status: 401,
+    type: 'invalid_request_error',
+    message: 'Invalid API key. Send a valid Tollgate key as "Authorization: Bearer tg-...".',
+  },
+  insufficient_balance: {
+    status: 402,
+    type: 'insufficient_quota',
+    message: 'The key balance does not cover the hold for this request.',
+  },
+  model_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'The model does not exist or you do not have access to it.',
+  },
+  not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
+  request_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request_error',
+    message: 'POST bodies must be sent with Content-Type: application/json.',
+  },
+  rate_limited: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached for this key.' },
+  upstream_rate_limited: { status: 429, type: 'rate_limit_error', message: 'The upstream provider is rate limiting.' },
+  // Upstream 400/404/413/422 keep their status (set per error); the message is the upstream's.
+  upstream_rejected: { status: 400, type: 'invalid_request_error', message: 'The upstream provider rejected the request.' },
+  upstream_error: { status: 502, type: 'upstream_error', message: 'The upstream provider failed.' },
+  upstream_auth_failed: {
+    status: 502,
+    type: 'upstream_error',
+    message: 'The upstream provider refused the gateway credentials.',
+  },
+  upstream_timeout: { status: 504, type: 'upstream_error', message: 'The upstream provider timed out.' },
+  ledger_unavailable: {
+    status: 503,
+    type: 'server_error',
+    message: 'The balance cannot be checked right now; retry shortly.',
+  },
+  shutting_down: { status: 503, type: 'server_error', message: 'The gateway is shutting down; retry shortly.' },
+  internal_error: { status: 500, type: 'server_error', message: 'Internal gateway error.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_REGISTRY;
+
+export interface GatewayErrorOptions {
+  message?: string;
+  param?: string | null;
+  /** Overrides the registry status (only upstream_rejected uses it: the upstream's own status). */
+  status?: number;
+  /** Overrides the code sent on the wire (upstream_rejected keeps the upstream's code). */
+  wireCode?: string | null;
+  /** Overrides the type sent on the wire. */
+  type?: string;
+  metadata?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly wireCode: string | null;
+  readonly metadata: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
+    const spec: ErrorSpec = ERROR_REGISTRY[code];
+    super(options.message ?? spec.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = options.status ?? spec.status;
+    this.type = options.type ?? spec.type;
+    this.param = options.param ?? null;
+    this.wireCode = options.wireCode === undefined ? code : options.wireCode;
+    this.metadata = options.metadata;
+    this.headers = options.headers;
+  }
+
+  /** The convention's envelope: all four keys present, metadata only when set. */
+  toBody(): { error: Record<string, unknown> } {
+    const error: Record<string, unknown> = {
+      message: this.message,
+      type: this.type,
+      param: this.param,
+      code: this.wireCode,
+    };
+    if (this.metadata) error.metadata = this.metadata;
+    return { error };
+  }
+}
+
+export function isGatewayError(value: unknown): value is GatewayError {
+  return value instanceof GatewayError;
+}
