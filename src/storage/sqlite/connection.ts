@@ -1,0 +1,40 @@
+// Opens the SQLite database (WAL, so the CLI can write while `serve` runs) and applies migrations.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+
+export type SqliteDatabase = Database.Database;
+
+/**
+ * synchronous=NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or
+ * power loss can lose the last transactions. That is the trade docs/adr records for per-request speed.
+ */
+export function openSqlite(file: string): SqliteDatabase {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: SqliteDatabase): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
+  // IMMEDIATE: two processes starting at once (serve and a CLI command) apply each migration once.
+  db.transaction(() => {
+    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (migration.version <= row.version) continue;
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    }
+  }).immediate();
+}

@@ -1,0 +1,129 @@
+// API keys on SQLite. Only the secret's hash is stored.
+import type { Nano } from '../../billing/money.js';
+import type { AllowedModels, KeyRecord, KeyStore, NewKey } from '../types.js';
+import type { SqliteDatabase } from './connection.js';
+
+interface KeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  balance: number;
+  held: number;
+  spent: number;
+  allowed_models: string;
+  status: 'active' | 'revoked';
+  created_at: string;
+}
+
+const KEY_COLUMNS = 'id, name, prefix, balance, held, spent, allowed_models, status, created_at';
+
+// Allow-lists are re-read on every authenticated request; parsing each distinct one once is enough.
+const parsedAllowLists = new Map<string, AllowedModels>();
+
+function parseAllowList(text: string): AllowedModels {
+  let parsed = parsedAllowLists.get(text);
+  if (parsed === undefined) {
+    parsed = text === '*' ? '*' : Object.freeze(JSON.parse(text) as string[]);
+    if (parsedAllowLists.size > 10_000) parsedAllowLists.clear();
+    parsedAllowLists.set(text, parsed);
+  }
+  return parsed;
+}
+
+export function serialiseAllowList(models: AllowedModels): string {
+  return models === '*' ? '*' : JSON.stringify([...models]);
+}
+
+function toRecord(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    balance: row.balance,
+    held: row.held,
+    spent: row.spent,
+    allowedModels: parseAllowList(row.allowed_models),
+    status: row.status,
+    createdAt: row.created_at,
+  };
+}
+
+export class SqliteKeyStore implements KeyStore {
+  private readonly byHash;
+  private readonly byId;
+  private readonly all;
+  private readonly insert;
+  private readonly credit;
+  private readonly insertEntry;
+  private readonly updateModels;
+  private readonly markRevoked;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.byHash = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?`);
+    this.byId = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
+    this.all = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
+    this.insert = db.prepare(
+      `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at)
+       VALUES (@id, @name, @prefix, @secretHash, @allowedModels, @createdAt)`,
+    );
+    this.credit = db.prepare('UPDATE api_keys SET balance = balance + ? WHERE id = ?');
+    this.insertEntry = db.prepare(
+      "INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES (?, ?, 'topup', ?, ?)",
+    );
+    this.updateModels = db.prepare('UPDATE api_keys SET allowed_models = ? WHERE id = ?');
+    this.markRevoked = db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'");
+  }
+
+  async create(key: NewKey): Promise<KeyRecord> {
+    this.db
+      .transaction(() => {
+        this.insert.run({
+          id: key.id,
+          name: key.name,
+          prefix: key.prefix,
+          secretHash: key.secretHash,
+          allowedModels: serialiseAllowList(key.allowedModels),
+          createdAt: new Date(key.now).toISOString(),
+        });
+        if (key.initialBalance > 0) this.applyTopUp(key.id, key.initialBalance, key.topupRequestId, key.now);
+      })
+      .immediate();
+    return toRecord(this.byId.get(key.id)!);
+  }
+
+  async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
+    const row = this.byHash.get(secretHash);
+    return row && toRecord(row);
+  }
+
+  async get(id: string): Promise<KeyRecord | undefined> {
+    const row = this.byId.get(id);
+    return row && toRecord(row);
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    return this.all.all().map(toRecord);
+  }
+
+  async topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined> {
+    const found = this.db
+      .transaction(() => (this.byId.get(id) ? (this.applyTopUp(id, amount, requestId, now), true) : false))
+      .immediate();
+    return found ? this.get(id) : undefined;
+  }
+
+  async setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined> {
+    this.updateModels.run(serialiseAllowList(models), id);
+    return this.get(id);
+  }
+
+  async revoke(id: string, now: number): Promise<KeyRecord | undefined> {
+    this.markRevoked.run(new Date(now).toISOString(), id);
+    return this.get(id);
+  }
+
+  private applyTopUp(id: string, amount: Nano, requestId: string, now: number): void {
+    this.credit.run(amount, id);
+    this.insertEntry.run(id, requestId, amount, now);
+  }
+}

@@ -1,0 +1,171 @@
+// Holds, captures and releases on SQLite. Each method is one IMMEDIATE transaction (the write lock is
+// taken up front, so a concurrent CLI write waits instead of failing mid-way). The cached balance/held
+// columns on api_keys move only together with an append-only ledger entry.
+import type { Nano } from '../../billing/money.js';
+import type {
+  Admission,
+  HoldPlacement,
+  LedgerAudit,
+  LedgerStore,
+  ReleaseOutcome,
+  Settlement,
+  SettleOutcome,
+  UsageRecord,
+} from '../types.js';
+import type { SqliteDatabase } from './connection.js';
+import { INSERT_USAGE_SQL, usageParams } from './usage-store.js';
+
+type EntryKind = 'hold' | 'capture' | 'release';
+
+interface HoldRow {
+  key_id: string;
+  amount: number;
+}
+
+export class SqliteLedgerStore implements LedgerStore {
+  private readonly statements;
+  private readonly placeHoldTx;
+  private readonly settleTx;
+  private readonly releaseTx;
+  private readonly expireTx;
+
+  constructor(private readonly db: SqliteDatabase) {
+    const s = {
+      // Admission: the one conditional UPDATE (identical SQL on PostgreSQL).
+      admit: db.prepare(
+        "UPDATE api_keys SET held = held + @amount WHERE id = @keyId AND status = 'active' AND balance - held >= @amount",
+      ),
+      keyState: db.prepare<[string], { balance: number; held: number; status: string }>(
+        'SELECT balance, held, status FROM api_keys WHERE id = ?',
+      ),
+      insertHold: db.prepare(
+        `INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at)
+         VALUES (@requestId, @keyId, @amount, 'active', @expiresAt, @now)`,
+      ),
+      entry: db.prepare<[string, string, EntryKind, number, number]>(
+        'INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      closeHold: db.prepare<[string, number, string, string], HoldRow>(
+        'UPDATE holds SET status = ?, settled_at = ? WHERE request_id = ? AND status = ? RETURNING key_id, amount',
+      ),
+      holdExists: db.prepare<[string], { status: string }>('SELECT status FROM holds WHERE request_id = ?'),
+      chargeAndUnhold: db.prepare<[number, number, number, string]>(
+        'UPDATE api_keys SET balance = balance - ?, spent = spent + ?, held = held - ? WHERE id = ?',
+      ),
+      unhold: db.prepare<[number, string]>('UPDATE api_keys SET held = held - ? WHERE id = ?'),
+      insertUsage: db.prepare(INSERT_USAGE_SQL),
+      extend: db.prepare<[number, string]>("UPDATE holds SET expires_at = ? WHERE request_id = ? AND status = 'active'"),
+      expired: db.prepare<[number, number], { request_id: string }>(
+        "SELECT request_id FROM holds WHERE status = 'active' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+      ),
+      audit: db.prepare<[string], { balance: number; held: number; spent: number }>(
+        `SELECT
+           COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
+           COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
+           COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
+         FROM ledger_entries WHERE key_id = ?`,
+      ),
+      activeCount: db.prepare<[string], { n: number }>(
+        "SELECT COUNT(*) AS n FROM holds WHERE key_id = ? AND status = 'active'",
+      ),
+    };
+    this.statements = s;
+
+    this.placeHoldTx = db.transaction((hold: HoldPlacement): Admission => {
+      if (s.admit.run(hold).changes !== 1) {
+        const key = s.keyState.get(hold.keyId);
+        return { admitted: false, available: key ? key.balance - key.held : 0, keyActive: key?.status === 'active' };
+      }
+      s.insertHold.run(hold);
+      s.entry.run(hold.keyId, hold.requestId, 'hold', hold.amount, hold.now);
+      return { admitted: true };
+    });
+
+    this.settleTx = db.transaction((settlement: Settlement): SettleOutcome => {
+      const { requestId, cost, now } = settlement;
+      const active = s.closeHold.get('captured', now, requestId, 'active');
+      if (active) {
+        s.chargeAndUnhold.run(cost, cost, active.amount, active.key_id);
+        s.entry.run(active.key_id, requestId, 'release', active.amount, now);
+        s.entry.run(active.key_id, requestId, 'capture', cost, now);
+        s.insertUsage.run(usageParams(settlement.usage));
+        return 'captured';
+      }
+      // The sweeper already released an expired hold: the work was done, so the cost is still charged.
+      const late = s.closeHold.get('captured', now, requestId, 'expired');
+      if (late) {
+        s.chargeAndUnhold.run(cost, cost, 0, late.key_id);
+        s.entry.run(late.key_id, requestId, 'capture', cost, now);
+        s.insertUsage.run(usageParams(settlement.usage));
+        return 'late';
+      }
+      return s.holdExists.get(requestId) ? 'duplicate' : 'missing';
+    });
+
+    this.releaseTx = db.transaction((requestId: string, usage: UsageRecord | undefined, now: number): ReleaseOutcome => {
+      const active = s.closeHold.get('released', now, requestId, 'active');
+      let outcome: ReleaseOutcome;
+      if (active) {
+        s.unhold.run(active.amount, active.key_id);
+        s.entry.run(active.key_id, requestId, 'release', active.amount, now);
+        outcome = 'released';
+      } else {
+        const existing = s.holdExists.get(requestId);
+        if (!existing) return 'missing';
+        if (existing.status !== 'expired') return 'duplicate';
+        outcome = 'expired';
+      }
+      if (usage) s.insertUsage.run(usageParams(usage));
+      return outcome;
+    });
+
+    this.expireTx = db.transaction((now: number, limit: number): number => {
+      let released = 0;
+      for (const { request_id } of s.expired.all(now, limit)) {
+        const hold = s.closeHold.get('expired', now, request_id, 'active');
+        if (!hold) continue;
+        s.unhold.run(hold.amount, hold.key_id);
+        s.entry.run(hold.key_id, request_id, 'release', hold.amount, now);
+        released += 1;
+      }
+      return released;
+    });
+  }
+
+  async placeHold(hold: HoldPlacement): Promise<Admission> {
+    return this.placeHoldTx.immediate(hold);
+  }
+
+  async settle(settlement: Settlement): Promise<SettleOutcome> {
+    return this.settleTx.immediate(settlement);
+  }
+
+  async release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
+    return this.releaseTx.immediate(requestId, usage, now);
+  }
+
+  async extendHold(requestId: string, expiresAt: number): Promise<boolean> {
+    return this.statements.extend.run(expiresAt, requestId).changes === 1;
+  }
+
+  async expireHolds(now: number, limit: number): Promise<number> {
+    return this.expireTx.immediate(now, limit);
+  }
+
+  async audit(keyId: string): Promise<LedgerAudit> {
+    return this.db
+      .transaction(() => {
+        const key = this.statements.keyState.get(keyId);
+        const derived = this.statements.audit.get(keyId)!;
+        const cached = this.db
+          .prepare<[string], { balance: Nano; held: Nano; spent: Nano }>('SELECT balance, held, spent FROM api_keys WHERE id = ?')
+          .get(keyId);
+        return {
+          cached: cached ?? { balance: 0, held: 0, spent: 0 },
+          derived: key ? derived : { balance: 0, held: 0, spent: 0 },
+          activeHolds: this.statements.activeCount.get(keyId)!.n,
+        };
+      })
+      .deferred();
+  }
+}

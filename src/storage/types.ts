@@ -1,0 +1,137 @@
+// The storage contract. Billing logic talks only to these interfaces, so a PostgreSQL implementation
+// can follow the SQLite one without touching it: every method is one transaction, and admission is a
+// single conditional UPDATE that is valid on both dialects.
+import type { Nano } from '../billing/money.js';
+
+export type KeyStatus = 'active' | 'revoked';
+export type AllowedModels = readonly string[] | '*';
+
+export interface KeyRecord {
+  readonly id: string;
+  readonly name: string;
+  /** The first characters of the secret, for recognising a key in listings. */
+  readonly prefix: string;
+  readonly balance: Nano;
+  readonly held: Nano;
+  /** Total captured so far. */
+  readonly spent: Nano;
+  readonly allowedModels: AllowedModels;
+  readonly status: KeyStatus;
+  readonly createdAt: string;
+}
+
+export interface NewKey {
+  readonly id: string;
+  readonly name: string;
+  readonly prefix: string;
+  readonly secretHash: string;
+  readonly allowedModels: AllowedModels;
+  readonly initialBalance: Nano;
+  /** Ledger request id of the initial top-up. */
+  readonly topupRequestId: string;
+  readonly now: number;
+}
+
+export interface Attempt {
+  readonly provider: string;
+  readonly status: number;
+  readonly durationMs: number;
+}
+
+export type UsageSource = 'upstream' | 'estimated';
+
+export interface UsageRecord {
+  readonly requestId: string;
+  /** Epoch milliseconds. */
+  readonly time: number;
+  readonly keyId: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly upstreamModel: string;
+  /** The HTTP status the client received (499 when it went away). */
+  readonly status: number;
+  readonly inputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  readonly reasoningTokens: number;
+  readonly cost: Nano;
+  readonly usageSource: UsageSource;
+  readonly attempts: readonly Attempt[];
+}
+
+export interface HoldPlacement {
+  readonly requestId: string;
+  readonly keyId: string;
+  readonly amount: Nano;
+  /** Epoch milliseconds after which the sweeper releases the hold. */
+  readonly expiresAt: number;
+  readonly now: number;
+}
+
+export type Admission =
+  | { readonly admitted: true }
+  | { readonly admitted: false; readonly available: Nano; readonly keyActive: boolean };
+
+export interface Settlement {
+  readonly requestId: string;
+  readonly cost: Nano;
+  readonly usage: UsageRecord;
+  readonly now: number;
+}
+
+/** captured: normal; late: the hold had expired and was already released, the cost is still charged;
+ * duplicate: settled before (settlement is idempotent); missing: no such hold. */
+export type SettleOutcome = 'captured' | 'late' | 'duplicate' | 'missing';
+export type ReleaseOutcome = 'released' | 'expired' | 'duplicate' | 'missing';
+
+export interface LedgerAudit {
+  /** The cached columns on the key. */
+  readonly cached: { readonly balance: Nano; readonly held: Nano; readonly spent: Nano };
+  /** The same three figures derived from the append-only entries alone. */
+  readonly derived: { readonly balance: Nano; readonly held: Nano; readonly spent: Nano };
+  readonly activeHolds: number;
+}
+
+export interface KeyStore {
+  create(key: NewKey): Promise<KeyRecord>;
+  /** Any status: the caller decides what a revoked key may do. */
+  findByHash(secretHash: string): Promise<KeyRecord | undefined>;
+  get(id: string): Promise<KeyRecord | undefined>;
+  list(): Promise<KeyRecord[]>;
+  topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined>;
+  setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined>;
+  revoke(id: string, now: number): Promise<KeyRecord | undefined>;
+}
+
+export interface LedgerStore {
+  /** Atomic admission: admitted only if balance − held ≥ amount, and the key is active. */
+  placeHold(hold: HoldPlacement): Promise<Admission>;
+  /** Charges the cost, releases the hold and records the usage row; idempotent by request id. */
+  settle(settlement: Settlement): Promise<SettleOutcome>;
+  /** Releases the hold without a charge (the usage row, if given, records the failure). */
+  release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome>;
+  /** A live request pushes its hold's expiry forward. */
+  extendHold(requestId: string, expiresAt: number): Promise<boolean>;
+  /** Releases holds whose expiry has passed; returns how many. */
+  expireHolds(now: number, limit: number): Promise<number>;
+  audit(keyId: string): Promise<LedgerAudit>;
+}
+
+export interface UsageQuery {
+  readonly keyId?: string;
+  /** Epoch milliseconds, inclusive. */
+  readonly since?: number;
+  /** The most recent rows up to this many (returned oldest first). */
+  readonly limit: number;
+}
+
+export interface UsageStore {
+  list(query: UsageQuery): Promise<UsageRecord[]>;
+}
+
+export interface Store {
+  readonly keys: KeyStore;
+  readonly ledger: LedgerStore;
+  readonly usage: UsageStore;
+  close(): Promise<void>;
+}
