@@ -1,0 +1,58 @@
+// Reads OpenAI-style non-stream responses (chat completions and embeddings) into the client's shape.
+import { isJsonObject } from '../../json-object.js';
+import { UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamTarget } from '../types.js';
+import { readOpenAIErrorObject } from './errors.js';
+import { normaliseEnvelope, normaliseMessage } from './normalize.js';
+import { readOpenAIUsage } from './usage.js';
+
+export function malformed(what: string): UpstreamFailureError {
+  return new UpstreamFailureError({
+    status: 502,
+    message: `the upstream sent a malformed ${what}`,
+    type: undefined,
+    code: undefined,
+    param: undefined,
+    retryAfter: undefined,
+  });
+}
+
+export function parseOpenAIChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse {
+  if (!isJsonObject(json)) throw malformed('chat completion');
+  if (!Array.isArray(json.choices)) {
+    if (json.error !== undefined) throw new UpstreamFailureError(readOpenAIErrorObject(json.error, 502));
+    throw malformed('chat completion');
+  }
+  normaliseEnvelope(json, target.clientModel);
+  for (const choice of json.choices) if (isJsonObject(choice)) normaliseMessage(choice.message);
+  return { body: json, usage: readOpenAIUsage(json.usage) };
+}
+
+/** Float32 little-endian bytes, base64: what OpenAI returns for encoding_format "base64". */
+function floatsToBase64(values: unknown[]): string {
+  const floats = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) floats[i] = Number(values[i]);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
+}
+
+export function parseOpenAIEmbeddingResponse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse {
+  if (!isJsonObject(json) || !Array.isArray(json.data)) {
+    if (isJsonObject(json) && json.error !== undefined) throw new UpstreamFailureError(readOpenAIErrorObject(json.error, 502));
+    throw malformed('embedding response');
+  }
+  json.model = target.clientModel;
+  // Some OpenAI-compatible servers ignore encoding_format; the SDKs default to base64 and would
+  // misread a float array, so the gateway encodes it as OpenAI would have.
+  if (body.encoding_format === 'base64') {
+    for (const item of json.data) {
+      if (isJsonObject(item) && Array.isArray(item.embedding)) item.embedding = floatsToBase64(item.embedding);
+    }
+  }
+  const usage = readOpenAIUsage(json.usage);
+  return {
+    body: json,
+    usage: usage && {
+      tokens: { input: usage.tokens.input, cachedInput: 0, output: 0, reasoning: 0 },
+      openai: { prompt_tokens: usage.tokens.input, total_tokens: usage.tokens.input },
+    },
+  };
+}

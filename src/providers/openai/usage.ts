@@ -1,0 +1,28 @@
+// Reads OpenAI-style `usage` objects (OpenAI, Azure, DeepSeek, Mistral, Groq, xAI, vLLM) into billable counts.
+import { isJsonObject, type JsonObject } from '../../json-object.js';
+import type { ReportedUsage } from '../types.js';
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * Returns null when the object carries no usable counts (the request is then settled as estimated).
+ * Reasoning tokens are inside completion_tokens by the OpenAI convention; some servers (xAI) report them
+ * outside it, which shows as total_tokens > prompt + completion — then output = total − prompt, and the
+ * client's copy is normalised to the convention.
+ */
+export function readOpenAIUsage(raw: unknown): ReportedUsage | null {
+  if (!isJsonObject(raw)) return null;
+  const prompt = count(raw.prompt_tokens);
+  const completion = count(raw.completion_tokens) ?? (prompt !== undefined && raw.completion_tokens === undefined ? 0 : undefined);
+  if (prompt === undefined || completion === undefined) return null;
+  const total = count(raw.total_tokens);
+  const output = total !== undefined && total > prompt + completion ? total - prompt : completion;
+  const promptDetails = isJsonObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : undefined;
+  const completionDetails = isJsonObject(raw.completion_tokens_details) ? raw.completion_tokens_details : undefined;
+  const cached = count(promptDetails?.cached_tokens) ?? count(raw.prompt_cache_hit_tokens) ?? 0;
+  const reasoning = count(completionDetails?.reasoning_tokens) ?? 0;
+  const openai: JsonObject = { ...raw, completion_tokens: output, total_tokens: prompt + output };
+  return { tokens: { input: prompt, cachedInput: Math.min(cached, prompt), output, reasoning }, openai };
+}

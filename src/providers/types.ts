@@ -1,0 +1,96 @@
+// The adapter contract: pure translation between the OpenAI API the clients speak and one upstream
+// API. Adapters build requests and read responses; transport, credentials' storage and billing live
+// elsewhere. Translators *report* usage; they never bill.
+import type { TokenUsage } from '../billing/pricing.js';
+import type { ProviderConfig } from '../config/types.js';
+import type { JsonObject } from '../json-object.js';
+import type { SseEvent } from '../streaming/sse-decoder.js';
+
+export type { JsonObject };
+
+/** What the registry knows about a kind before any request: config defaults and requirements. */
+export interface ProviderKindInfo {
+  readonly kind: string;
+  /** Undefined: `base_url` is required in the config. */
+  readonly defaultBaseUrl: string | undefined;
+  /** False for servers that may run without auth (vLLM, Ollama). */
+  readonly apiKeyRequired: boolean;
+  /** Defined only for kinds that take an `api_version`. */
+  readonly defaultApiVersion: string | undefined;
+}
+
+/** One HTTP call upstream. `path` is joined to the provider's configured origin by the transport, so an
+ * adapter can never send a request to a host the config does not name. */
+export interface UpstreamRequest {
+  readonly method: 'POST' | 'GET';
+  /** Path and query, starting with '/'. */
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string | undefined;
+}
+
+export interface UpstreamTarget {
+  readonly provider: ProviderConfig;
+  /** The model name the upstream knows. */
+  readonly upstreamModel: string;
+  /** The model ID the client asked for; responses carry it back. */
+  readonly clientModel: string;
+}
+
+/** Usage as the upstream reported it: counts for billing, and the OpenAI-shaped object for the client. */
+export interface ReportedUsage {
+  readonly tokens: TokenUsage;
+  readonly openai: JsonObject;
+}
+
+/** An error the upstream reported (HTTP status, or an error event inside a 200 stream). */
+export interface UpstreamFailure {
+  /** HTTP status, or 0 for an error event inside a stream. */
+  readonly status: number;
+  readonly message: string;
+  readonly type: string | undefined;
+  readonly code: string | undefined;
+  readonly param: string | undefined;
+  /** Seconds or HTTP-date, as the upstream sent it. */
+  readonly retryAfter: string | undefined;
+}
+
+/** Thrown by translators when the upstream reports an error, or sends something that is not its API. */
+export class UpstreamFailureError extends Error {
+  constructor(readonly failure: UpstreamFailure) {
+    super(failure.message);
+    this.name = 'UpstreamFailureError';
+  }
+}
+
+export type ChatRequestBody = JsonObject & { model: string; messages: JsonObject[] };
+export type EmbeddingRequestBody = JsonObject & { model: string; input: unknown };
+
+export interface ParsedResponse {
+  /** OpenAI-shaped body, with the client's model ID. `usage` is replaced by the pipeline. */
+  readonly body: JsonObject;
+  readonly usage: ReportedUsage | null;
+}
+
+/** Stateful, one per streamed request: upstream SSE events in, OpenAI chat.completion.chunks out. */
+export interface ChatStreamTranslator {
+  /** Returns the chunk to relay for this event, or null. Throws UpstreamFailureError on an error event. */
+  onEvent(event: SseEvent): JsonObject | null;
+  /** The upstream's own end marker arrived ([DONE], message_stop, ...). */
+  readonly finished: boolean;
+  /** The last usage seen (usage is cumulative upstream: the last report wins, never a sum). */
+  readonly usage: ReportedUsage | null;
+  /** id / created / system_fingerprint for the gateway's final usage chunk. */
+  readonly id: string;
+  readonly created: number;
+}
+
+export interface ProviderAdapter extends ProviderKindInfo {
+  buildChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest;
+  parseChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse;
+  createChatStreamTranslator(target: UpstreamTarget): ChatStreamTranslator;
+  buildEmbeddingRequest(body: EmbeddingRequestBody, target: UpstreamTarget): UpstreamRequest;
+  parseEmbeddingResponse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse;
+  /** Reads an upstream HTTP error response. */
+  parseError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): UpstreamFailure;
+}
