@@ -1,0 +1,66 @@
+// `tollgate config check`: validates the config and prints what it resolves to, secrets masked.
+import type { Command } from 'commander';
+import type { Config } from '../config/types.js';
+import { loadCommandConfig } from './context.js';
+import { printJson, printTable } from './format.js';
+
+function mask(secret: string): string {
+  if (secret === '') return '(none)';
+  return secret.length <= 8 ? '****' : `${secret.slice(0, 3)}...${secret.slice(-4)}`;
+}
+
+function summary(config: Config): Record<string, unknown> {
+  return {
+    file: config.path,
+    database: config.database.replace(/\/\/[^@/]*@/, '//***@'),
+    server: config.server,
+    providers: [...config.providers.values()].map((p) => ({
+      id: p.id,
+      kind: p.kind,
+      base_url: p.baseUrl,
+      api_key: mask(p.apiKey),
+      ...(p.apiVersion ? { api_version: p.apiVersion } : {}),
+    })),
+    models: [...config.models.values()].map((m) => ({
+      id: m.id,
+      type: m.type,
+      routing: m.routing,
+      upstreams: m.upstreams.map((u) => `${u.provider}/${u.model}`),
+      price: m.displayPrice,
+      context_window: m.contextWindow ?? null,
+      max_output_tokens: m.maxOutputTokens ?? null,
+    })),
+    warnings: config.warnings,
+  };
+}
+
+export function registerConfigCommands(program: Command): void {
+  const config = program.command('config').description('inspect the configuration');
+  config
+    .command('check')
+    .description('validate the config and print the resolved models and upstreams')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { json?: boolean }, command: Command) => {
+      const loaded = loadCommandConfig(command);
+      const resolved = summary(loaded);
+      if (opts.json) return printJson(resolved);
+      process.stdout.write(`config ${loaded.path} is valid\n\nproviders:\n`);
+      printTable(
+        ['ID', 'KIND', 'BASE URL', 'API KEY'],
+        (resolved.providers as Array<Record<string, string>>).map((p) => [p.id!, p.kind!, p.base_url!, p.api_key!]),
+      );
+      process.stdout.write('\nmodels:\n');
+      printTable(
+        ['ID', 'TYPE', 'UPSTREAMS', 'INPUT', 'OUTPUT', 'CACHED'],
+        [...loaded.models.values()].map((m) => [
+          m.id,
+          m.type,
+          m.upstreams.map((u) => `${u.provider}/${u.model}`).join(', '),
+          String(m.displayPrice.input),
+          m.displayPrice.output === undefined ? '-' : String(m.displayPrice.output),
+          m.displayPrice.cached_input === undefined ? '-' : String(m.displayPrice.cached_input),
+        ]),
+      );
+      for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
+    });
+}

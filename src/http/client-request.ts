@@ -1,0 +1,14 @@
+// Turns a Fastify request into the pipeline's ClientRequest, with a signal that fires when the client
+// disconnects before its response is complete.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ClientRequest } from '../pipeline/deps.js';
+import { ClientGoneReason } from '../upstream/transport.js';
+
+export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): ClientRequest {
+  const controller = new AbortController();
+  const raw = reply.raw;
+  raw.once('close', () => {
+    if (!raw.writableFinished) controller.abort(new ClientGoneReason());
+  });
+  return { requestId: request.id, key: request.apiKey!, signal: controller.signal };
+}

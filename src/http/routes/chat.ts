@@ -1,0 +1,34 @@
+// POST /v1/chat/completions
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { runChat } from '../../pipeline/chat.js';
+import { ClientGoneError, type PipelineDeps } from '../../pipeline/deps.js';
+import { encodeSseData, SSE_DONE } from '../../streaming/sse-encoder.js';
+import { clientRequestOf } from '../client-request.js';
+import { SseResponse } from '../sse-response.js';
+import { validateChatRequest } from '../validate-request.js';
+
+export function registerChatRoute(app: FastifyInstance, deps: PipelineDeps): void {
+  app.post('/chat/completions', async function chatCompletions(request, reply) {
+    const body = validateChatRequest(request.body);
+    const client = clientRequestOf(request, reply);
+    let sink: SseResponse | undefined;
+    try {
+      const outcome = await runChat(deps, client, body, () => (sink = new SseResponse(reply, request.id, client.signal)));
+      if (outcome.kind === 'json') return reply.type('application/json').send(JSON.stringify(outcome.body));
+      return reply;
+    } catch (error) {
+      if (error instanceof ClientGoneError) {
+        if (!reply.sent) reply.hijack();
+        return reply;
+      }
+      // Once the SSE response has started, an error can only be reported inside the stream.
+      if (sink?.started) {
+        deps.log.error({ err: error, requestId: request.id }, 'stream failed after it started');
+        sink.end(encodeSseData(new GatewayError('internal_error').toBody()) + SSE_DONE);
+        return reply;
+      }
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,75 @@
+// The HTTP server: Fastify with its body limits and JSON parser, one error renderer, key auth on /v1.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { PipelineDeps } from '../pipeline/deps.js';
+import type { KeyRecord, KeyStore } from '../storage/types.js';
+import { authenticate } from './auth.js';
+import { sendError, toResponseError } from './render-error.js';
+import { registerChatRoute } from './routes/chat.js';
+import { registerEmbeddingsRoute } from './routes/embeddings.js';
+import { registerKeyRoute } from './routes/key.js';
+import { registerModelRoutes } from './routes/models.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey: KeyRecord | null;
+  }
+}
+
+export interface ServerDeps extends PipelineDeps {
+  readonly keys: KeyStore;
+  /** True once shutdown began: new requests get 503. */
+  readonly isClosing: () => boolean;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+export function buildServer(deps: ServerDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: deps.config.server.maxBodyBytes,
+    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    requestIdHeader: false,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+  });
+  // JSON only: any other body type is a 415 from the parser.
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('apiKey', null);
+
+  app.addHook('onRequest', function stampRequestId(request, reply, done) {
+    reply.header('x-request-id', request.id);
+    if (deps.isClosing()) done(new GatewayError('shutting_down', { headers: { 'retry-after': '5' } }));
+    else done();
+  });
+  app.setErrorHandler(function renderError(error, request, reply) {
+    return sendError(reply, toResponseError(error, deps.log, request.id));
+  });
+  app.setNotFoundHandler(function notFound(request, reply) {
+    return sendError(reply, new GatewayError('not_found', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }));
+  });
+
+  app.get('/health', async function health(_request, reply) {
+    return reply.type('application/json').send('{"status":"ok"}');
+  });
+
+  app.register(
+    async function v1(api) {
+      api.addHook('onRequest', async function requireKey(request) {
+        request.apiKey = await authenticate(deps.keys, request.headers.authorization);
+      });
+      api.addHook('preValidation', async function requireJson(request) {
+        if (request.method === 'POST' && !JSON_TYPE.test(request.headers['content-type'] ?? '')) {
+          throw new GatewayError('unsupported_media_type');
+        }
+      });
+      registerChatRoute(api, deps);
+      registerEmbeddingsRoute(api, deps);
+      registerModelRoutes(api, deps.config);
+      registerKeyRoute(api);
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

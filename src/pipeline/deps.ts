@@ -1,0 +1,37 @@
+// What the request pipelines need from the rest of the gateway, and what they need from the HTTP layer.
+import type { Logger } from 'pino';
+import type { Ledger } from '../billing/ledger.js';
+import type { Config } from '../config/types.js';
+import type { KeyRecord } from '../storage/types.js';
+import type { UpstreamTransport } from '../upstream/transport.js';
+
+export interface PipelineDeps {
+  readonly config: Config;
+  readonly ledger: Ledger;
+  readonly transport: UpstreamTransport;
+  readonly log: Logger;
+}
+
+/** One authenticated client request. */
+export interface ClientRequest {
+  readonly requestId: string;
+  readonly key: KeyRecord;
+  /** Aborted when the client disconnects before the response is complete. */
+  readonly signal: AbortSignal;
+}
+
+/** The client's SSE response, opened (status 200, headers) on the first write. */
+export interface SseSink {
+  readonly started: boolean;
+  /** Returns a promise only when the client is slow and the write must wait (backpressure). */
+  write(text: string): Promise<void> | undefined;
+  end(text: string): void;
+}
+
+/** The client went away; the request has been settled and there is no one to answer. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client disconnected');
+    this.name = 'ClientGoneError';
+  }
+}

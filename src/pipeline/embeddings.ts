@@ -1,0 +1,39 @@
+// POST /v1/embeddings: billed on input tokens only (the hold is the counted input at the input price).
+import { sizeEmbeddingHold } from '../billing/pricing.js';
+import { countEmbeddingInput } from '../billing/token-count.js';
+import type { JsonObject } from '../json-object.js';
+import type { EmbeddingRequestBody } from '../providers/types.js';
+import { assertProviderUsable, resolveRoute } from '../routing/resolve-route.js';
+import { fetchUpstreamJson } from './call-upstream.js';
+import type { ClientRequest, PipelineDeps } from './deps.js';
+import { RequestBill } from './request-bill.js';
+
+export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, body: EmbeddingRequestBody): Promise<JsonObject> {
+  const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'embedding');
+  const candidate = route.candidates[0]!;
+  assertProviderUsable(candidate);
+  const model = route.model;
+  const inputTokens = countEmbeddingInput(body.input);
+  const hold = sizeEmbeddingHold(model.rates, inputTokens);
+  const bill = await RequestBill.open(deps, client, model, candidate, {
+    rates: model.rates,
+    inputTokens,
+    n: 1,
+    hold,
+    modelMaxOutput: undefined,
+  });
+  try {
+    let parsed;
+    try {
+      const json = await fetchUpstreamJson(deps, client, candidate, candidate.adapter.buildEmbeddingRequest(body, candidate.target), bill);
+      parsed = candidate.adapter.parseEmbeddingResponse(json, body, candidate.target);
+    } catch (error) {
+      throw await bill.abandon(error);
+    }
+    const charge = parsed.usage ? await bill.settleExact(parsed.usage, 200) : await bill.settleEstimated(0, 200);
+    parsed.body.usage = charge.usage;
+    return parsed.body;
+  } finally {
+    if (!bill.isClosed) await bill.release(500);
+  }
+}

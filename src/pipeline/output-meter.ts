@@ -1,0 +1,51 @@
+// Watches what the client receives (OpenAI-shaped chunks or a completion) so that a request without
+// upstream usage can be settled on the tokenizer count of the output actually delivered.
+import { countText } from '../billing/token-count.js';
+import { isJsonObject, type JsonObject } from '../json-object.js';
+
+export class OutputMeter {
+  private readonly parts: string[] = [];
+  /** Any content, reasoning or tool call reached the client. */
+  sawOutput = false;
+  /** A choice finished (finish_reason set). */
+  sawFinish = false;
+
+  observeChunk(chunk: JsonObject): void {
+    const choices = chunk.choices;
+    if (!Array.isArray(choices)) return;
+    for (const choice of choices) {
+      if (!isJsonObject(choice)) continue;
+      this.observeMessage(choice.delta);
+      if (typeof choice.finish_reason === 'string') this.sawFinish = true;
+    }
+  }
+
+  observeCompletion(body: JsonObject): void {
+    if (!Array.isArray(body.choices)) return;
+    for (const choice of body.choices) if (isJsonObject(choice)) this.observeMessage(choice.message);
+  }
+
+  tokens(): number {
+    return countText(this.parts.join(''));
+  }
+
+  private push(text: unknown): void {
+    if (typeof text === 'string' && text.length > 0) {
+      this.parts.push(text);
+      this.sawOutput = true;
+    }
+  }
+
+  private observeMessage(message: unknown): void {
+    if (!isJsonObject(message)) return;
+    this.push(message.content);
+    this.push(message.reasoning_content);
+    this.push(message.refusal);
+    if (!Array.isArray(message.tool_calls)) return;
+    for (const call of message.tool_calls) {
+      if (!isJsonObject(call) || !isJsonObject(call.function)) continue;
+      this.push(call.function.name);
+      this.push(call.function.arguments);
+    }
+  }
+}

@@ -1,0 +1,130 @@
+// The billing side of one request: places the hold, records each upstream attempt, and closes the
+// hold exactly once — captured at the exact price of the upstream's usage, captured at an estimate
+// (capped at the hold) when there is none, or released when the upstream failed before any output.
+import { insufficientBalanceError, type HoldSizing } from '../billing/insufficient-balance.js';
+import { nanoToUsd, type Nano } from '../billing/money.js';
+import { priceUsage, type TokenUsage } from '../billing/pricing.js';
+import type { ModelConfig } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { JsonObject } from '../json-object.js';
+import type { ReportedUsage } from '../providers/types.js';
+import type { Candidate } from '../routing/resolve-route.js';
+import type { Attempt, UsageRecord, UsageSource } from '../storage/types.js';
+import { ClientGoneError, type ClientRequest, type PipelineDeps } from './deps.js';
+import { toGatewayError } from './upstream-error.js';
+
+export interface Charge {
+  readonly cost: Nano;
+  /** The OpenAI-shaped usage for the client, with `cost` in USD. */
+  readonly usage: JsonObject;
+}
+
+export class RequestBill {
+  private readonly attempts: Attempt[] = [];
+  private closed = false;
+
+  private constructor(
+    private readonly deps: PipelineDeps,
+    private readonly client: ClientRequest,
+    private readonly model: ModelConfig,
+    private candidate: Candidate,
+    private readonly sizing: HoldSizing,
+  ) {}
+
+  /** Admits the request (atomically) or throws 402 / 401 / 503. */
+  static async open(
+    deps: PipelineDeps,
+    client: ClientRequest,
+    model: ModelConfig,
+    candidate: Candidate,
+    sizing: HoldSizing,
+  ): Promise<RequestBill> {
+    const admission = await deps.ledger.hold(client.key.id, client.requestId, sizing.hold);
+    if (!admission.admitted) {
+      if (!admission.keyActive) throw new GatewayError('invalid_api_key');
+      throw insufficientBalanceError(sizing, admission.available);
+    }
+    return new RequestBill(deps, client, model, candidate, sizing);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** The upstream that served (or is serving) the request. */
+  useCandidate(candidate: Candidate): void {
+    this.candidate = candidate;
+  }
+
+  recordAttempt(provider: string, status: number, startedAt: number): void {
+    this.attempts.push({ provider, status, durationMs: Math.round(performance.now() - startedAt) });
+  }
+
+  /** Exact settlement from the upstream's usage. */
+  async settleExact(reported: ReportedUsage, status: number): Promise<Charge> {
+    const cost = priceUsage(this.model.rates, reported.tokens);
+    await this.close(cost, reported.tokens, 'upstream', status);
+    return { cost, usage: { ...reported.openai, cost: nanoToUsd(cost) } };
+  }
+
+  /** No usage from the upstream: the input estimate plus the output actually delivered, never more than the hold. */
+  async settleEstimated(outputTokens: number, status: number): Promise<Charge> {
+    const tokens: TokenUsage = { input: this.sizing.inputTokens, cachedInput: 0, output: outputTokens, reasoning: 0 };
+    const cost = Math.min(priceUsage(this.model.rates, tokens), this.sizing.hold);
+    await this.close(cost, tokens, 'estimated', status);
+    const usage: JsonObject = { prompt_tokens: tokens.input, total_tokens: tokens.input + tokens.output, cost: nanoToUsd(cost) };
+    if (this.model.type === 'chat') {
+      usage.completion_tokens = tokens.output;
+    }
+    return { cost, usage };
+  }
+
+  /** Upstream failure before any output: the hold is released, nothing is charged. */
+  async release(status: number): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.deps.ledger.release(this.client.requestId, this.usageRecord(ZERO_USAGE, 0, 'upstream', status));
+  }
+
+  /**
+   * The call failed before any output reached the client. Returns the error to throw: the client's
+   * own disconnect is charged the input estimate (the upstream had read the prompt); an upstream
+   * failure releases the hold.
+   */
+  async abandon(error: unknown): Promise<Error> {
+    if (this.client.signal.aborted) {
+      await this.settleEstimated(0, 499);
+      return new ClientGoneError();
+    }
+    const gatewayError = toGatewayError(error, this.candidate.provider);
+    await this.release(gatewayError.status);
+    return gatewayError;
+  }
+
+  private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<void> {
+    if (this.closed) throw new Error(`request ${this.client.requestId} settled twice`);
+    this.closed = true;
+    await this.deps.ledger.settle(this.client.requestId, cost, this.usageRecord(tokens, cost, source, status));
+  }
+
+  private usageRecord(tokens: TokenUsage, cost: Nano, source: UsageSource, status: number): UsageRecord {
+    return {
+      requestId: this.client.requestId,
+      time: Date.now(),
+      keyId: this.client.key.id,
+      model: this.model.id,
+      provider: this.candidate.provider.id,
+      upstreamModel: this.candidate.target.upstreamModel,
+      status,
+      inputTokens: tokens.input,
+      cachedInputTokens: tokens.cachedInput,
+      outputTokens: tokens.output,
+      reasoningTokens: tokens.reasoning,
+      cost,
+      usageSource: source,
+      attempts: this.attempts,
+    };
+  }
+}
+
+const ZERO_USAGE: TokenUsage = { input: 0, cachedInput: 0, output: 0, reasoning: 0 };

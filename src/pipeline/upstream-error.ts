@@ -1,0 +1,60 @@
+// Maps what went wrong upstream to the gateway's error registry (product.md §6). Upstream messages are
+// passed on (they describe the request), but never the gateway's own credentials.
+import type { ProviderConfig } from '../config/types.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { UpstreamFailureError, type UpstreamFailure } from '../providers/types.js';
+import { SseOverflowError } from '../streaming/sse-decoder.js';
+import { TransportError } from '../upstream/transport.js';
+
+const KEEPS_STATUS = new Set([400, 404, 413, 422]);
+
+function redact(message: string, provider: ProviderConfig): string {
+  return provider.apiKey.length >= 8 ? message.split(provider.apiKey).join('[redacted]') : message;
+}
+
+export function failureToGatewayError(failure: UpstreamFailure, provider: ProviderConfig): GatewayError {
+  const message = redact(failure.message, provider);
+  if (KEEPS_STATUS.has(failure.status)) {
+    return new GatewayError('upstream_rejected', {
+      status: failure.status,
+      message,
+      type: failure.type ?? 'invalid_request_error',
+      wireCode: failure.code ?? 'upstream_error',
+      param: failure.param ?? null,
+    });
+  }
+  if (failure.status === 401 || failure.status === 403) {
+    // Never a 401: that would tell the client its own Tollgate key is bad.
+    return new GatewayError('upstream_auth_failed', {
+      message: `The upstream provider refused the gateway's credentials (HTTP ${failure.status}).`,
+    });
+  }
+  if (failure.status === 429) {
+    return new GatewayError('upstream_rate_limited', {
+      message,
+      ...(failure.retryAfter ? { headers: { 'retry-after': failure.retryAfter } } : {}),
+    });
+  }
+  if (failure.status === 408 || failure.status === 504) return new GatewayError('upstream_timeout', { message });
+  return new GatewayError('upstream_error', { message, ...(failure.type ? { type: failure.type } : {}) });
+}
+
+/** Any error from an upstream attempt → the registry. */
+export function toGatewayError(error: unknown, provider: ProviderConfig): GatewayError {
+  if (isGatewayError(error)) return error;
+  if (error instanceof UpstreamFailureError) return failureToGatewayError(error.failure, provider);
+  if (error instanceof TransportError) {
+    if (error.reason === 'timeout') return new GatewayError('upstream_timeout', { message: `The upstream timed out: ${error.message}.` });
+    return new GatewayError('upstream_error', { message: `The upstream failed: ${error.message}.` });
+  }
+  if (error instanceof SseOverflowError) return new GatewayError('upstream_error', { message: 'The upstream sent a malformed stream.' });
+  return new GatewayError('internal_error', { cause: error });
+}
+
+/** The status recorded for one attempt: the upstream's HTTP status, else what the gateway made of it. */
+export function attemptStatusOf(error: unknown): number {
+  if (error instanceof UpstreamFailureError && error.failure.status > 0) return error.failure.status;
+  if (error instanceof TransportError && error.reason === 'timeout') return 504;
+  if (error instanceof TransportError && error.reason === 'aborted') return 499;
+  return 502;
+}

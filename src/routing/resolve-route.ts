@@ -1,0 +1,44 @@
+// Model ID + key → the model and its upstream candidates, in the order to try them.
+import type { Config, ModelConfig, ProviderConfig } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import { adapterFor } from '../providers/registry.js';
+import type { ProviderAdapter, UpstreamTarget } from '../providers/types.js';
+import type { AllowedModels } from '../storage/types.js';
+import { findUsableModel } from './access.js';
+
+export interface Candidate {
+  readonly provider: ProviderConfig;
+  readonly adapter: ProviderAdapter;
+  readonly target: UpstreamTarget;
+}
+
+export interface Route {
+  readonly model: ModelConfig;
+  readonly candidates: readonly Candidate[];
+}
+
+export function resolveRoute(config: Config, allowed: AllowedModels, modelId: string, type: ModelConfig['type']): Route {
+  const model = findUsableModel(config, allowed, modelId);
+  if (model.type !== type) {
+    const endpoint = model.type === 'chat' ? '/v1/chat/completions' : '/v1/embeddings';
+    throw new GatewayError('invalid_request', {
+      message: `The model '${modelId}' is a${model.type === 'embedding' ? 'n' : ''} ${model.type} model; call it at ${endpoint}.`,
+      param: 'model',
+    });
+  }
+  const candidates = model.upstreams.map((upstream) => {
+    const provider = config.providers.get(upstream.provider)!;
+    const adapter = adapterFor(provider.kind);
+    return { provider, adapter, target: { provider, upstreamModel: upstream.model, clientModel: model.id } };
+  });
+  return { model, candidates };
+}
+
+/** A provider whose kind needs a key and has none fails before any hold is placed. */
+export function assertProviderUsable(candidate: Candidate): void {
+  if (candidate.adapter.apiKeyRequired && candidate.provider.apiKey === '') {
+    throw new GatewayError('upstream_error', {
+      message: `Provider '${candidate.provider.id}' has no api_key configured; set it in tollgate.yaml.`,
+    });
+  }
+}
