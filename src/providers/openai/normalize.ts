@@ -15,7 +15,13 @@ export function normaliseEnvelope(body: JsonObject, clientModel: string): void {
   if (body.system_fingerprint === null) delete body.system_fingerprint;
 }
 
-export function normaliseMessage(message: unknown): void {
+/** A non-stream choice: the convention's required keys present, reasoning and tool calls in its shape. */
+export function normaliseCompletionChoice(choice: JsonObject): void {
+  if (choice.logprobs === undefined) choice.logprobs = null;
+  normaliseMessage(choice.message);
+}
+
+function normaliseMessage(message: unknown): void {
   if (!isJsonObject(message)) return;
   renameReasoning(message);
   if (Array.isArray(message.tool_calls)) {
@@ -25,21 +31,39 @@ export function normaliseMessage(message: unknown): void {
   }
 }
 
-/** Tracks tool-call indexes across a stream, for servers that omit them. */
-export class ToolCallIndexer {
-  private next = 0;
+/** Tool-call numbering of one choice: upstream index → the dense index the client sees. */
+interface ChoiceToolCalls {
+  next: number;
+  readonly byUpstreamIndex: Map<number, number>;
+}
 
-  normaliseDelta(delta: unknown): void {
+/**
+ * Gives each choice's tool calls dense indexes 0, 1, 2... in order of first appearance. Some servers
+ * omit the index (Mistral) or start at 1 (an OpenAI-compatible proxy in front of Anthropic); the
+ * SDKs assemble arguments by index and break on gaps.
+ */
+export class ToolCallIndexer {
+  private readonly choices = new Map<number, ChoiceToolCalls>();
+
+  normaliseChoice(choice: JsonObject): void {
+    // xAI omits finish_reason until the last chunk; the convention sends null.
+    if (choice.finish_reason === undefined) choice.finish_reason = null;
+    const delta = choice.delta;
     if (!isJsonObject(delta)) return;
     renameReasoning(delta);
     if (!Array.isArray(delta.tool_calls)) return;
+    const choiceIndex = typeof choice.index === 'number' ? choice.index : 0;
+    let state = this.choices.get(choiceIndex);
+    if (!state) this.choices.set(choiceIndex, (state = { next: 0, byUpstreamIndex: new Map() }));
     for (const call of delta.tool_calls) {
       if (!isJsonObject(call)) continue;
       if (typeof call.index === 'number') {
-        this.next = Math.max(this.next, call.index + 1);
+        let index = state.byUpstreamIndex.get(call.index);
+        if (index === undefined) state.byUpstreamIndex.set(call.index, (index = state.next++));
+        call.index = index;
       } else {
-        // A call with an id starts a new tool call; one without continues the last.
-        call.index = typeof call.id === 'string' ? this.next++ : Math.max(this.next - 1, 0);
+        // Without an index, a call with an id starts a new tool call; one without continues the last.
+        call.index = typeof call.id === 'string' ? state.next++ : Math.max(state.next - 1, 0);
       }
       if (call.type === undefined && typeof call.id === 'string') call.type = 'function';
     }

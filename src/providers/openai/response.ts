@@ -2,7 +2,7 @@
 import { isJsonObject } from '../../json-object.js';
 import { UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamTarget } from '../types.js';
 import { readOpenAIErrorObject } from './errors.js';
-import { normaliseEnvelope, normaliseMessage } from './normalize.js';
+import { normaliseCompletionChoice, normaliseEnvelope } from './normalize.js';
 import { readOpenAIUsage } from './usage.js';
 
 export function malformed(what: string): UpstreamFailureError {
@@ -23,7 +23,7 @@ export function parseOpenAIChatResponse(json: unknown, target: UpstreamTarget): 
     throw malformed('chat completion');
   }
   normaliseEnvelope(json, target.clientModel);
-  for (const choice of json.choices) if (isJsonObject(choice)) normaliseMessage(choice.message);
+  for (const choice of json.choices) if (isJsonObject(choice)) normaliseCompletionChoice(choice);
   return { body: json, usage: readOpenAIUsage(json.usage) };
 }
 

@@ -43,7 +43,7 @@ export class OpenAIChatStreamTranslator implements ChatStreamTranslator {
     if (!Array.isArray(choices) || choices.length === 0) return null;
     normaliseEnvelope(chunk, this.target.clientModel);
     if (chunk.object !== 'chat.completion.chunk') chunk.object = 'chat.completion.chunk';
-    for (const choice of choices) if (isJsonObject(choice)) this.toolCalls.normaliseDelta(choice.delta);
+    for (const choice of choices) if (isJsonObject(choice)) this.toolCalls.normaliseChoice(choice);
     return chunk;
   }
 }
