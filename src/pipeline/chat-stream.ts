@@ -52,12 +52,16 @@ export async function streamChat(
     else await bill.settleEstimated(meter.tokens(), 499);
     return;
   }
-  const completed = translator.finished || translator.usage !== null || meter.sawFinish;
+  // Complete: the upstream's end marker or a finish_reason arrived. A connection that drops after the
+  // finish chunk *and* the usage lost nothing the client needs; anything else is a mid-stream failure.
+  const completed = translator.finished || meter.sawFinish;
+  const harmlessDrop = failure instanceof TransportError && meter.sawFinish && translator.usage !== null;
   if (!failure && !completed) failure = new TransportError('reset', 'the upstream stream ended before it completed');
-  if (failure && !translator.usage) {
+  if (failure && !harmlessDrop) {
     const gatewayError = toGatewayError(failure, candidate.provider);
-    if (meter.sawOutput) await bill.settleEstimated(meter.tokens(), gatewayError.status);
-    else await bill.release(gatewayError.status);
+    if (!meter.sawOutput) await bill.release(gatewayError.status);
+    else if (translator.usage) await bill.settleExact(translator.usage, gatewayError.status);
+    else await bill.settleEstimated(meter.tokens(), gatewayError.status);
     if (!sink.started) throw gatewayError;
     sink.end(encodeSseData(gatewayError.toBody()) + SSE_DONE);
     return;
