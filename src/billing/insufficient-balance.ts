@@ -16,8 +16,8 @@ export interface HoldSizing {
 export function insufficientBalanceError(sizing: HoldSizing, available: Nano): GatewayError {
   const chat = sizing.modelMaxOutput !== undefined;
   const affordable = chat ? affordableMaxTokens(sizing.rates, sizing.inputTokens, sizing.n, available, sizing.modelMaxOutput!) : 0;
-  // The output reservation is the cause when the input alone would have fitted.
-  const inputFits = chat && sizeChatHold(sizing.rates, sizing.inputTokens, 0, sizing.n) <= available;
+  // The output reservation is the cause when a smaller max_tokens (at least 1) would have fitted.
+  const inputFits = chat && affordable >= 1 && sizeChatHold(sizing.rates, sizing.inputTokens, 0, sizing.n) <= available;
   const advice = inputFits
     ? `Lower max_tokens to ${affordable} or less, or top up the key.`
     : 'Top up the key.';

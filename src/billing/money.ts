@@ -6,6 +6,9 @@ export type Nano = number;
 
 export const NANO_PER_USD = 1_000_000_000n;
 
+const MAX_EXPONENT = 40;
+const MAX_DIGITS = 60;
+
 /**
  * Parses a decimal amount ("12", "0.5", "1e-3", 0.15) to an exact scaled bigint with `scale` decimals.
  * Numbers are read through their shortest round-trip decimal form, which is what the user wrote.
@@ -17,6 +20,8 @@ export function parseDecimal(value: number | string, scale: number): bigint | un
   if (!match) return undefined;
   const [, sign = '', whole = '', fraction = '', exponentText] = match;
   if (whole === '' && fraction === '') return undefined;
+  // No amount the gateway handles needs more; bounding first keeps "1e999999999" from building a huge string.
+  if (Math.abs(Number(exponentText ?? 0)) > MAX_EXPONENT || whole.length + fraction.length > MAX_DIGITS) return undefined;
   let digits = (whole + fraction).replace(/^0+(?=\d)/, '');
   let decimals = fraction.length - Number(exponentText ?? 0);
   if (decimals < 0) {

@@ -23,10 +23,12 @@ function ceilDiv(numerator: bigint, denominator: bigint): bigint {
   return (numerator + denominator - 1n) / denominator;
 }
 
+/** Saturates at the largest safe integer: no balance can cover more, so such a hold is simply refused. */
 function toNano(value: bigint): Nano {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('amount exceeds the safe integer range');
-  return Number(value);
+  return value > MAX_NANO ? Number.MAX_SAFE_INTEGER : Number(value);
 }
+
+const MAX_NANO = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Exact cost: uncached input at `input`, cached input at `cachedInput`, output (reasoning included) at `output`. */
 export function priceUsage(rates: PriceRates, usage: TokenUsage): Nano {

@@ -176,7 +176,7 @@ function normaliseDatabase(url: string, configDir: string, problems: string[]): 
     return `sqlite:${isAbsolute(file) ? file : resolve(configDir, file)}`;
   }
   if (/^postgres(ql)?:\/\//.test(url)) return url;
-  problems.push(`database: expected sqlite:PATH or postgres://..., got "${url}"`);
+  problems.push(`database: expected sqlite:PATH or postgres://..., got "${url.replace(/\/\/[^@/]*@/, '//***@')}"`);
   return url;
 }
 

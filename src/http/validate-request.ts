@@ -72,7 +72,8 @@ function describe(error: ErrorObject, param: string | null): string {
 }
 
 function reject(errors: ErrorObject[] | null | undefined): never {
-  const error = errors?.[0];
+  // An anyOf (embedding input) explains itself better than the first branch's complaint.
+  const error = errors?.find((e) => e.keyword === 'anyOf') ?? errors?.[0];
   if (!error) throw new GatewayError('invalid_request');
   const param = paramOf(error);
   throw new GatewayError('invalid_request', { message: describe(error, param), param });

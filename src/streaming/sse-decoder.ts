@@ -22,6 +22,7 @@ export class SseDecoder {
   private readonly parser: EventSourceParser;
   private pending: SseEvent[] = [];
   private overflow: SseOverflowError | undefined;
+  private atStart = true;
 
   /** @param maxEventChars bounds an event that never ends (a malformed or hostile stream). */
   constructor(maxEventChars = 16 * 1024 * 1024) {
@@ -39,7 +40,12 @@ export class SseDecoder {
 
   /** Returns the events completed by this chunk (possibly none). Throws SseOverflowError. */
   push(chunk: Buffer | string): readonly SseEvent[] {
-    const decoded = typeof chunk === 'string' ? chunk : this.text.write(chunk);
+    let decoded = typeof chunk === 'string' ? chunk : this.text.write(chunk);
+    if (this.atStart && decoded.length > 0) {
+      // The SSE specification ignores one leading byte order mark.
+      this.atStart = false;
+      if (decoded.charCodeAt(0) === 0xfeff) decoded = decoded.slice(1);
+    }
     if (decoded.length > 0) this.parser.feed(decoded);
     return this.drain();
   }

@@ -6,9 +6,7 @@ import type { UpstreamFailure } from '../types.js';
 const MAX_MESSAGE_CHARS = 2_000;
 
 function text(value: unknown): string | undefined {
-  if (typeof value === 'string' && value.length > 0) return value.slice(0, MAX_MESSAGE_CHARS);
-  if (typeof value === 'number') return String(value);
-  return undefined;
+  return typeof value === 'string' && value.length > 0 ? value.slice(0, MAX_MESSAGE_CHARS) : undefined;
 }
 
 /** An `error` member, as found in a body or in a stream event. */
