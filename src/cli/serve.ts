@@ -1,7 +1,5 @@
 // `tollgate serve`: runs the gateway until SIGTERM/SIGINT, then shuts down gracefully (exit 0).
 import type { Command } from 'commander';
-import { createLogger } from '../log.js';
-import { startGateway } from '../main.js';
 import { CliError, loadCommandConfig } from './context.js';
 
 export function registerServeCommand(program: Command): void {
@@ -16,6 +14,8 @@ export function registerServeCommand(program: Command): void {
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
         throw new CliError(`--port must be a port number, got "${opts.port}"`);
       }
+      // Loaded here so that the other commands do not pay for the server (and the tokenizer) at start.
+      const [{ createLogger }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);
       const log = createLogger();
       const gateway = await startGateway(config, { log, ...(opts.host ? { host: opts.host } : {}), ...(port !== undefined ? { port } : {}) });
       let stopping = false;

@@ -21,6 +21,7 @@ export interface Charge {
 
 export class RequestBill {
   private readonly attempts: Attempt[] = [];
+  private readonly openedAt = performance.now();
   private closed = false;
 
   private constructor(
@@ -83,7 +84,9 @@ export class RequestBill {
   async release(status: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.deps.ledger.release(this.client.requestId, this.usageRecord(ZERO_USAGE, 0, 'upstream', status));
+    const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status);
+    await this.deps.ledger.release(this.client.requestId, record);
+    this.logOutcome(record);
   }
 
   /**
@@ -104,7 +107,28 @@ export class RequestBill {
   private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<void> {
     if (this.closed) throw new Error(`request ${this.client.requestId} settled twice`);
     this.closed = true;
-    await this.deps.ledger.settle(this.client.requestId, cost, this.usageRecord(tokens, cost, source, status));
+    const record = this.usageRecord(tokens, cost, source, status);
+    await this.deps.ledger.settle(this.client.requestId, cost, record);
+    this.logOutcome(record);
+  }
+
+  /** One access-log line per billed request: ids, tokens and money only — never prompts or output. */
+  private logOutcome(record: UsageRecord): void {
+    this.deps.log.info(
+      {
+        requestId: record.requestId,
+        keyId: record.keyId,
+        model: record.model,
+        provider: record.provider,
+        status: record.status,
+        inputTokens: record.inputTokens,
+        outputTokens: record.outputTokens,
+        cost: record.cost,
+        usageSource: record.usageSource,
+        ms: Math.round(performance.now() - this.openedAt),
+      },
+      'request',
+    );
   }
 
   private usageRecord(tokens: TokenUsage, cost: Nano, source: UsageSource, status: number): UsageRecord {

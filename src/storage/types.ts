@@ -129,6 +129,14 @@ export interface UsageStore {
   list(query: UsageQuery): Promise<UsageRecord[]>;
 }
 
+export interface StoreOptions {
+  /**
+   * How long a write waits for another process's lock. The SQLite driver waits synchronously, so the
+   * server keeps it short (a CLI write holds the lock for milliseconds); CLI commands can wait longer.
+   */
+  readonly busyTimeoutMs?: number;
+}
+
 export interface Store {
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;

@@ -10,12 +10,12 @@ export type SqliteDatabase = Database.Database;
  * synchronous=NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or
  * power loss can lose the last transactions. That is the trade docs/adr records for per-request speed.
  */
-export function openSqlite(file: string): SqliteDatabase {
+export function openSqlite(file: string, busyTimeoutMs: number): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;

@@ -1,12 +1,12 @@
 // The SQLite Store: one connection shared by the three repositories.
-import type { Store } from '../types.js';
+import type { Store, StoreOptions } from '../types.js';
 import { openSqlite } from './connection.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteUsageStore } from './usage-store.js';
 
-export function openSqliteStore(file: string): Store {
-  const db = openSqlite(file);
+export function openSqliteStore(file: string, options: StoreOptions = {}): Store {
+  const db = openSqlite(file, options.busyTimeoutMs ?? 5_000);
   return {
     keys: new SqliteKeyStore(db),
     ledger: new SqliteLedgerStore(db),
