@@ -1,0 +1,146 @@
+// Replays recorded upstream bytes through the OpenAI-family stream path exactly as the gateway runs it
+// (src/pipeline/chat-stream.ts relay/forward): bytes → SseDecoder.push per read, SseDecoder.end(),
+// OpenAIChatStreamTranslator.onEvent per event, OutputMeter.observeChunk per emitted chunk, and each chunk
+// serialised with the client-facing encoder. No network, no timers.
+import { readFileSync } from 'node:fs';
+import type { ProviderConfig } from '../../src/config/types.js';
+import { OutputMeter } from '../../src/pipeline/output-meter.js';
+import { OpenAIChatStreamTranslator } from '../../src/providers/openai/stream.js';
+import type { JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
+import { SseDecoder } from '../../src/streaming/sse-decoder.js';
+import { encodeSseData } from '../../src/streaming/sse-encoder.js';
+
+export const CLIENT_MODEL = 'client-model';
+
+const PROVIDER: ProviderConfig = {
+  id: 'p',
+  kind: 'openai-compatible',
+  baseUrl: 'http://127.0.0.1:1/v1',
+  origin: 'http://127.0.0.1:1',
+  basePath: '/v1',
+  apiKey: '',
+  apiVersion: undefined,
+  retries: 1,
+  cooldown: { failures: 3, seconds: 30 },
+  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 },
+  onClientDisconnect: 'abort',
+  drainMaxConcurrent: 32,
+};
+
+export const TARGET: UpstreamTarget = { provider: PROVIDER, upstreamModel: 'up', clientModel: CLIENT_MODEL };
+
+export interface Replay {
+  /** The chunks the client receives, parsed back from the exact SSE text the gateway writes. */
+  readonly chunks: JsonObject[];
+  /** The client-facing SSE text of those chunks (before the gateway's own usage chunk and [DONE]). */
+  readonly wire: string;
+  readonly usage: ReportedUsage | null;
+  readonly finished: boolean;
+  readonly id: string;
+  readonly created: number;
+  /** Upstream SSE events the decoder produced (including [DONE] and swallowed ones). */
+  readonly events: number;
+  readonly meter: OutputMeter;
+}
+
+/**
+ * Feeds `bytes` to a fresh decoder and translator, one push per piece: `splitAt` lists the offsets where
+ * one upstream read ends and the next begins (sorted, strictly inside the buffer; none = one read).
+ */
+export function replayStream(bytes: Buffer, splitAt: readonly number[] = [], target: UpstreamTarget = TARGET): Replay {
+  const run = pump(bytes, splitAt, target);
+  return { ...run, chunks: parseClientSse(run.wire) };
+}
+
+/**
+ * A compact, order-sensitive fingerprint of everything a replay produced (client SSE text, usage, end
+ * marker, id, created, event count), for split-equivalence checks without re-parsing the output.
+ */
+export function replayDigest(bytes: Buffer, splitAt: readonly number[] = []): string {
+  const r = pump(bytes, splitAt, TARGET);
+  return `${r.wire}\u0000${JSON.stringify(r.usage)}\u0000${r.finished}\u0000${r.id}\u0000${r.created}\u0000${r.events}`;
+}
+
+function pump(bytes: Buffer, splitAt: readonly number[], target: UpstreamTarget): Omit<Replay, 'chunks'> {
+  const decoder = new SseDecoder();
+  const translator = new OpenAIChatStreamTranslator(target);
+  const meter = new OutputMeter();
+  let wire = '';
+  let events = 0;
+  const forward = (batch: readonly { event: string | undefined; data: string }[]): void => {
+    for (const event of batch) {
+      events++;
+      const chunk = translator.onEvent(event);
+      if (chunk) {
+        meter.observeChunk(chunk);
+        wire += encodeSseData(chunk);
+      }
+    }
+  };
+  let start = 0;
+  for (const offset of splitAt) {
+    if (offset <= start || offset >= bytes.length) throw new RangeError(`bad split offset ${offset}`);
+    forward(decoder.push(bytes.subarray(start, offset)));
+    start = offset;
+  }
+  forward(decoder.push(bytes.subarray(start)));
+  forward(decoder.end());
+  return {
+    wire,
+    usage: translator.usage,
+    finished: translator.finished,
+    id: translator.id,
+    created: translator.created,
+    events,
+    meter,
+  };
+}
+
+/** Reads the gateway's client-facing `data: <json>\n\n` frames back into objects. */
+export function parseClientSse(wire: string): JsonObject[] {
+  if (wire === '') return [];
+  const frames = wire.split('\n\n');
+  if (frames.pop() !== '') throw new Error('client SSE does not end with a blank line');
+  return frames.map((frame) => {
+    if (!frame.startsWith('data: ') || frame.includes('\n')) throw new Error(`unexpected client SSE frame: ${frame.slice(0, 80)}`);
+    return JSON.parse(frame.slice('data: '.length)) as JsonObject;
+  });
+}
+
+/**
+ * A `*.chunks.txt` recording (one JSON payload per line, maybe without a trailing newline) framed as an
+ * OpenAI server sends it: `data: <line>\n\n` for each, then `data: [DONE]\n\n` (unless `done` is false,
+ * for a stream that stops without its end marker). The payload bytes are kept exactly as recorded.
+ */
+export function framesFromChunksFile(path: string | URL, { done = true }: { done?: boolean } = {}): Buffer {
+  const lines = readFileSync(path, 'utf8')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '');
+  const frames = lines.map((line) => `data: ${line}\n\n`).join('');
+  return Buffer.from(done ? `${frames}data: [DONE]\n\n` : frames, 'utf8');
+}
+
+/** The offsets just after each blank line that ends an SSE event (`\n\n` or `\r\n\r\n`), plus the end. */
+export function frameEnds(bytes: Buffer): number[] {
+  const ends: number[] = [];
+  for (let i = 1; i < bytes.length; i++) {
+    if (bytes[i] === 0x0a && (bytes[i - 1] === 0x0a || (bytes[i - 1] === 0x0d && bytes[i - 2] === 0x0a))) ends.push(i + 1);
+  }
+  if (ends.at(-1) !== bytes.length) ends.push(bytes.length);
+  return ends;
+}
+
+/** Offsets that fall inside a multi-byte UTF-8 character (between its lead byte and its last byte). */
+export function offsetsInsideUtf8Characters(bytes: Buffer): number[] {
+  const offsets: number[] = [];
+  for (let i = 1; i < bytes.length; i++) {
+    const byte = bytes[i] ?? 0;
+    if ((byte & 0xc0) === 0x80) offsets.push(i);
+  }
+  return offsets;
+}
+
+/** Every offset 1..length-1: one byte per push. */
+export function everyOffset(length: number): number[] {
+  return Array.from({ length: Math.max(length - 1, 0) }, (_, i) => i + 1);
+}

@@ -1,0 +1,154 @@
+// Input estimates for holds: messages, tool definitions, images and schemas all count as input.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { countChatInput, countEmbeddingInput, countText, IMAGE_PART_TOKENS } from '../../../src/billing/token-count.js';
+
+/** The fixed framing countChatInput adds: 3 tokens priming the reply, 3 per message. */
+const PRIMING = 3;
+const PER_MESSAGE = 3;
+
+const WEATHER_TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Get the current weather for a city.',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', description: 'City name, e.g. Paris' }, unit: { type: 'string', enum: ['c', 'f'] } },
+        required: ['city'],
+      },
+    },
+  },
+];
+
+describe('countText', () => {
+  test('counts o200k_base tokens and 0 for the empty string', () => {
+    assert.equal(countText(''), 0);
+    assert.equal(countText('hello'), 1);
+    assert.equal(countText('Hello, world!'), 4);
+  });
+});
+
+describe('countChatInput', () => {
+  test('counts a message with string content as framing + role + content', () => {
+    const body = { messages: [{ role: 'user', content: 'What is the capital of France?' }] };
+    assert.equal(countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('What is the capital of France?'));
+  });
+
+  test('sums every message', () => {
+    const body = {
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    };
+    const expected = PRIMING + 2 * PER_MESSAGE + countText('system') + countText('You are terse.') + countText('user') + countText('Hi');
+    assert.equal(countChatInput(body), expected);
+  });
+
+  test('counts the tool definitions: with tools is more than without by exactly their JSON', () => {
+    const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+    const without = countChatInput({ messages });
+    const withTools = countChatInput({ messages, tools: WEATHER_TOOLS });
+    assert.ok(withTools > without);
+    assert.equal(withTools - without, countText(JSON.stringify(WEATHER_TOOLS)));
+  });
+
+  test('counts legacy function definitions too', () => {
+    const messages = [{ role: 'user', content: 'x' }];
+    const functions = [WEATHER_TOOLS[0]!.function];
+    assert.equal(countChatInput({ messages, functions }) - countChatInput({ messages }), countText(JSON.stringify(functions)));
+  });
+
+  test('counts text parts of array content', () => {
+    const parts = { messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe' }, { type: 'text', text: ' this picture' }] }] };
+    assert.equal(countChatInput(parts), PRIMING + PER_MESSAGE + countText('user') + countText('Describe') + countText(' this picture'));
+  });
+
+  test('counts an image part as IMAGE_PART_TOKENS without decoding it', () => {
+    assert.equal(IMAGE_PART_TOKENS, 765);
+    const body = {
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(50_000)}`, detail: 'high' } },
+          ],
+        },
+      ],
+    };
+    assert.equal(countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('What is this?') + IMAGE_PART_TOKENS);
+  });
+
+  test('counts tool_calls on assistant messages and the tool_call_id of tool results', () => {
+    const toolCalls = [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }];
+    const body = {
+      messages: [
+        { role: 'assistant', content: null, tool_calls: toolCalls },
+        { role: 'tool', tool_call_id: 'call_1', content: '18C and sunny' },
+      ],
+    };
+    const expected =
+      PRIMING +
+      2 * PER_MESSAGE +
+      countText('assistant') +
+      countText(JSON.stringify(toolCalls)) +
+      countText('tool') +
+      countText('18C and sunny') +
+      countText('call_1');
+    assert.equal(countChatInput(body), expected);
+  });
+
+  test('counts a message name plus one token', () => {
+    const body = { messages: [{ role: 'user', name: 'alice', content: 'hi' }] };
+    assert.equal(countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('hi') + countText('alice') + 1);
+  });
+
+  test('counts a json_schema response_format, and nothing for json_object', () => {
+    const messages = [{ role: 'user', content: 'Give me a city.' }];
+    const jsonSchema = {
+      name: 'city',
+      strict: true,
+      schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false },
+    };
+    const base = countChatInput({ messages });
+    assert.equal(
+      countChatInput({ messages, response_format: { type: 'json_schema', json_schema: jsonSchema } }) - base,
+      countText(JSON.stringify(jsonSchema)),
+    );
+    assert.equal(countChatInput({ messages, response_format: { type: 'json_object' } }), base);
+  });
+
+  test('estimates a huge tool definition at 4 characters per token', () => {
+    const messages = [{ role: 'user', content: 'x' }];
+    const tools = [{ type: 'function', function: { name: 'big', description: 'z'.repeat(20_000) } }];
+    const length = JSON.stringify(tools).length;
+    assert.equal(countChatInput({ messages, tools }) - countChatInput({ messages }), Math.ceil(length / 4));
+  });
+});
+
+describe('countEmbeddingInput', () => {
+  test('counts a string', () => {
+    assert.equal(countEmbeddingInput('The food was delicious'), countText('The food was delicious'));
+    assert.ok(countText('The food was delicious') > 1);
+  });
+
+  test('sums an array of strings', () => {
+    assert.equal(countEmbeddingInput(['hello world', 'good night']), countText('hello world') + countText('good night'));
+  });
+
+  test('counts a token array by its length', () => {
+    assert.equal(countEmbeddingInput([1212, 318, 257, 1332]), 4);
+  });
+
+  test('sums the lengths of an array of token arrays', () => {
+    assert.equal(countEmbeddingInput([[1, 2, 3], [4], [5, 6]]), 6);
+  });
+
+  test('counts nothing for an input it cannot read', () => {
+    assert.equal(countEmbeddingInput(undefined), 0);
+    assert.equal(countEmbeddingInput({ text: 'x' }), 0);
+  });
+});

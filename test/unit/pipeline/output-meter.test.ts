@@ -1,0 +1,38 @@
+// Counts the output a client actually received, for settling without upstream usage.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { countText } from '../../../src/billing/token-count.js';
+import { OutputMeter } from '../../../src/pipeline/output-meter.js';
+
+function chunk(delta: Record<string, unknown>, finish: string | null = null) {
+  return { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] };
+}
+
+describe('OutputMeter', () => {
+  test('counts content, reasoning and tool calls received in chunks', () => {
+    const meter = new OutputMeter();
+    meter.observeChunk(chunk({ role: 'assistant', content: '' }));
+    assert.equal(meter.sawOutput, false);
+    meter.observeChunk(chunk({ reasoning_content: 'Think about Paris.' }));
+    meter.observeChunk(chunk({ content: 'The capital ' }));
+    meter.observeChunk(chunk({ content: 'is Paris.' }));
+    meter.observeChunk(chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: '{"q":"x"}' } }] }));
+    assert.equal(meter.sawOutput, true);
+    assert.equal(meter.sawFinish, false);
+    assert.equal(meter.tokens(), countText('Think about Paris.The capital is Paris.lookup{"q":"x"}'));
+  });
+
+  test('notes a finish_reason', () => {
+    const meter = new OutputMeter();
+    meter.observeChunk(chunk({}, 'stop'));
+    assert.equal(meter.sawFinish, true);
+    assert.equal(meter.sawOutput, false);
+    assert.equal(meter.tokens(), 0);
+  });
+
+  test('counts a non-stream completion', () => {
+    const meter = new OutputMeter();
+    meter.observeCompletion({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there', refusal: null } }] });
+    assert.equal(meter.tokens(), countText('Hello there'));
+  });
+});

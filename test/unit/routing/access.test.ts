@@ -1,0 +1,142 @@
+// One allow-list function decides both what /v1/models lists and what a call may use.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseConfig } from '../../../src/config/load.js';
+import { GatewayError } from '../../../src/errors.js';
+import { findUsableModel, mayUseModel, visibleModels } from '../../../src/routing/access.js';
+import { assertProviderUsable, resolveRoute } from '../../../src/routing/resolve-route.js';
+
+const CONFIG = parseConfig(
+  `providers:
+  openai-main:
+    kind: openai
+    api_key: sk-test
+  no-key:
+    kind: openai
+  local:
+    kind: openai-compatible
+    base_url: http://127.0.0.1:11434/v1
+models:
+  gpt-4o-mini:
+    upstreams:
+      - { provider: openai-main, model: gpt-4o-mini-2024-07-18 }
+      - { provider: local, model: llama3.2, weight: 3 }
+    price: { input: 0.15, output: 0.6 }
+    max_output_tokens: 16384
+  keyless:
+    upstreams: [{ provider: no-key, model: gpt-4o }]
+    price: { input: 2.5, output: 10 }
+    max_output_tokens: 16384
+  local-llama:
+    upstreams: [{ provider: local, model: llama3.2 }]
+    price: { input: 0, output: 0 }
+    max_output_tokens: 8192
+  embed:
+    type: embedding
+    upstreams: [{ provider: openai-main, model: text-embedding-3-small }]
+    price: { input: 0.02 }
+`,
+  '/tmp/tollgate.yaml',
+  {},
+);
+
+function notFoundBody(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.status, 404);
+    return error.toBody();
+  }
+  return assert.fail('expected model_not_found');
+}
+
+describe('mayUseModel and visibleModels', () => {
+  test('"*" allows every model; a list allows only its members', () => {
+    assert.equal(mayUseModel('*', 'anything'), true);
+    assert.equal(mayUseModel(['gpt-4o-mini'], 'gpt-4o-mini'), true);
+    assert.equal(mayUseModel(['gpt-4o-mini'], 'embed'), false);
+    assert.equal(mayUseModel([], 'gpt-4o-mini'), false);
+  });
+
+  test('lists only the configured models the key may use, in config order', () => {
+    assert.deepEqual(visibleModels(CONFIG, '*').map((m) => m.id), ['gpt-4o-mini', 'keyless', 'local-llama', 'embed']);
+    assert.deepEqual(visibleModels(CONFIG, ['embed', 'gpt-4o-mini', 'not-configured']).map((m) => m.id), ['gpt-4o-mini', 'embed']);
+    assert.deepEqual(visibleModels(CONFIG, []), []);
+  });
+});
+
+describe('findUsableModel', () => {
+  test('returns a model the key may use', () => {
+    assert.equal(findUsableModel(CONFIG, ['embed'], 'embed').id, 'embed');
+  });
+
+  test('answers a forbidden model exactly like an unknown one', () => {
+    const forbidden = notFoundBody(() => findUsableModel(CONFIG, ['embed'], 'gpt-4o-mini'));
+    const unknown = notFoundBody(() => findUsableModel(CONFIG, '*', 'gpt-4o-mini'.replace('mini', 'maxi')));
+    assert.deepEqual(forbidden, {
+      error: {
+        message: "The model 'gpt-4o-mini' does not exist or you do not have access to it.",
+        type: 'invalid_request_error',
+        param: 'model',
+        code: 'model_not_found',
+      },
+    });
+    assert.deepEqual(unknown, {
+      error: {
+        message: "The model 'gpt-4o-maxi' does not exist or you do not have access to it.",
+        type: 'invalid_request_error',
+        param: 'model',
+        code: 'model_not_found',
+      },
+    });
+  });
+});
+
+describe('resolveRoute', () => {
+  test('gives the candidates in config order with their adapters and targets', () => {
+    const route = resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat');
+    assert.equal(route.model.id, 'gpt-4o-mini');
+    assert.deepEqual(
+      route.candidates.map((c) => [c.provider.id, c.adapter.kind, c.target.upstreamModel, c.target.clientModel]),
+      [
+        ['openai-main', 'openai', 'gpt-4o-mini-2024-07-18', 'gpt-4o-mini'],
+        ['local', 'openai-compatible', 'llama3.2', 'gpt-4o-mini'],
+      ],
+    );
+  });
+
+  test('refuses a chat model on the embeddings endpoint and the reverse, naming the right endpoint', () => {
+    assert.throws(
+      () => resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'embedding'),
+      (error: unknown) =>
+        error instanceof GatewayError && error.code === 'invalid_request' && error.param === 'model' && error.message.includes('/v1/chat/completions'),
+    );
+    assert.throws(
+      () => resolveRoute(CONFIG, '*', 'embed', 'chat'),
+      (error: unknown) => error instanceof GatewayError && error.code === 'invalid_request' && error.message.includes('/v1/embeddings'),
+    );
+  });
+
+  test('checks access before the endpoint type', () => {
+    assert.throws(
+      () => resolveRoute(CONFIG, ['gpt-4o-mini'], 'embed', 'chat'),
+      (error: unknown) => error instanceof GatewayError && error.code === 'model_not_found',
+    );
+  });
+});
+
+describe('assertProviderUsable', () => {
+  test('fails with upstream_error naming a provider whose kind needs a key it does not have', () => {
+    const [candidate] = resolveRoute(CONFIG, '*', 'keyless', 'chat').candidates;
+    assert.throws(
+      () => assertProviderUsable(candidate!),
+      (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && error.status === 502 && error.message.includes("'no-key'"),
+    );
+  });
+
+  test('lets a keyless openai-compatible provider and a provider with a key through', () => {
+    assert.doesNotThrow(() => assertProviderUsable(resolveRoute(CONFIG, '*', 'local-llama', 'chat').candidates[0]!));
+    assert.doesNotThrow(() => assertProviderUsable(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat').candidates[0]!));
+  });
+});
