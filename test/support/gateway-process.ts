@@ -1,0 +1,234 @@
+// Starts the real `tollgate serve` process (the compiled bin, as users run it) on a temp config and
+// database, and drives the real CLI against the same files. Used by every end-to-end test.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import type { MockUpstream } from './mock-upstream.js';
+
+export const BIN = fileURLToPath(new URL('../../bin/tollgate.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `tollgate ...args` to completion. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  name: string;
+  balance: number;
+  allowed_models: string[] | '*';
+}
+
+export interface KeyAudit {
+  balance: number;
+  held: number;
+  spent: number;
+  derived: { balance: number; held: number; spent: number };
+  activeHolds: number;
+  captures: number;
+  usageRows: number;
+}
+
+export interface GatewayProcess {
+  /** Base URL ending in /v1. */
+  readonly baseURL: string;
+  readonly origin: string;
+  readonly dir: string;
+  readonly configPath: string;
+  readonly dbPath: string;
+  readonly child: ChildProcess;
+  /** Everything the server wrote to stderr (its JSON log lines). */
+  readonly logs: string[];
+  cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
+  createKey(opts?: { name?: string; balance?: string | number; models?: string[] }): Promise<CreatedKey>;
+  /** Balances in nano-dollars straight from the database (read-only), cached and derived from entries. */
+  audit(keyId: string): KeyAudit;
+  /** SIGTERM (default) and wait for exit; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Removes the temp directory (after stop). */
+  cleanup(): void;
+}
+
+export interface StartOptions {
+  /** The YAML text of tollgate.yaml; `{{DB}}` is replaced by the database URL. */
+  config: string;
+  env?: NodeJS.ProcessEnv;
+  /** An existing directory (to restart on the same database); a fresh temp dir otherwise. */
+  dir?: string;
+}
+
+export async function startGateway(options: StartOptions): Promise<GatewayProcess> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'tollgate-e2e-'));
+  const dbPath = join(dir, 'tollgate.db');
+  const configPath = join(dir, 'tollgate.yaml');
+  writeFileSync(configPath, options.config.replaceAll('{{DB}}', `sqlite:${dbPath}`));
+  const env = { ...process.env, TOLLGATE_LOG_LEVEL: 'info', ...options.env };
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 15_000);
+    child.stderr!.on('data', (data: Buffer) => {
+      buffered += data.toString();
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        logs.push(line);
+        try {
+          const entry = JSON.parse(line) as { msg?: string; url?: string };
+          if (entry.msg === 'tollgate listening' && entry.url) {
+            clearTimeout(timer);
+            resolve(entry.url);
+          }
+        } catch {
+          // not a log line (e.g. a Node warning)
+        }
+      }
+    });
+    child.stdout!.resume();
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} before listening:\n${logs.join('\n')}`));
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const cli = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => runCli([...args, '--config', configPath], { ...options.env, ...extraEnv });
+  return {
+    baseURL,
+    origin: baseURL.replace(/\/v1$/, ''),
+    dir,
+    configPath,
+    dbPath,
+    child,
+    logs,
+    cli,
+    async createKey(opts = {}) {
+      const args = ['keys', 'create', '--name', opts.name ?? 'test', '--balance', String(opts.balance ?? 10), '--json'];
+      if (opts.models) args.push('--models', opts.models.join(','));
+      const result = await cli(args);
+      if (result.code !== 0) throw new Error(`keys create failed: ${result.stderr}`);
+      return JSON.parse(result.stdout) as CreatedKey;
+    },
+    audit(keyId) {
+      return auditDatabase(dbPath, keyId);
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+    cleanup() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads a key's ledger state from the SQLite file (read-only; WAL lets it run beside the server). */
+export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const key = db.prepare('SELECT balance, held, spent FROM api_keys WHERE id = ?').get(keyId) as
+      | { balance: number; held: number; spent: number }
+      | undefined;
+    if (!key) throw new Error(`no key ${keyId}`);
+    const derived = db
+      .prepare(
+        `SELECT
+           COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
+           COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
+           COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
+         FROM ledger_entries WHERE key_id = ?`,
+      )
+      .get(keyId) as { balance: number; held: number; spent: number };
+    const count = (sql: string) => (db.prepare(sql).get(keyId) as { n: number }).n;
+    return {
+      ...key,
+      derived,
+      activeHolds: count("SELECT COUNT(*) AS n FROM holds WHERE key_id = ? AND status = 'active'"),
+      captures: count("SELECT COUNT(*) AS n FROM ledger_entries WHERE key_id = ? AND kind = 'capture'"),
+      usageRows: count('SELECT COUNT(*) AS n FROM usage_records WHERE key_id = ?'),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Prices used by mockConfig, USD per 1M tokens — chosen so charges are exact small integers of nano-dollars. */
+export const TEST_PRICES = { input: 1, output: 2, cachedInput: 0.5, embedding: 0.1 } as const;
+
+/**
+ * A config with one OpenAI-compatible provider ("mock", api key "sk-mock-upstream-secret") in front of
+ * the mock upstream, and these models:
+ *   gpt-test (chat, upstream gpt-4o-mini), gpt-reasoning (chat, upstream o3-mini-reasoning),
+ *   gpt-locked (chat; tests create keys that may not use it), embed-test (embedding).
+ * Chat models: max_output_tokens 1000, context_window 8000.
+ */
+export function mockConfig(mock: MockUpstream, extraYaml = ''): string {
+  return `
+server:
+  host: 127.0.0.1
+  port: 0
+database: "{{DB}}"
+providers:
+  mock:
+    kind: openai-compatible
+    base_url: ${mock.url}
+    api_key: sk-mock-upstream-secret
+    timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000, total_ms: 30000 }
+models:
+  gpt-test:
+    type: chat
+    upstreams: [{ provider: mock, model: gpt-4o-mini }]
+    price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }
+    context_window: 8000
+    max_output_tokens: 1000
+  gpt-reasoning:
+    type: chat
+    upstreams: [{ provider: mock, model: o3-mini-reasoning }]
+    price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output} }
+    context_window: 8000
+    max_output_tokens: 1000
+  gpt-locked:
+    type: chat
+    upstreams: [{ provider: mock, model: gpt-4o }]
+    price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output} }
+    context_window: 8000
+    max_output_tokens: 1000
+  embed-test:
+    type: embedding
+    upstreams: [{ provider: mock, model: text-embedding-3-small }]
+    price: { input: ${TEST_PRICES.embedding} }
+${extraYaml}`;
+}
+
+/** Exact expected cost in nano-dollars for prompt/completion tokens at a model's price (USD per 1M). */
+export function expectedCostNano(tokens: { prompt: number; completion: number; cached?: number }, price: { input: number; output?: number; cachedInput?: number }): number {
+  const cached = tokens.cached ?? 0;
+  // price per 1M tokens in USD → nano-dollars per token = price × 1000 (exact for ≤ 3 decimals).
+  const perToken = (usd: number) => Math.round(usd * 1_000_000) / 1000; // nano per token, may be fractional
+  const total = (tokens.prompt - cached) * perToken(price.input) + cached * perToken(price.cachedInput ?? price.input) + tokens.completion * perToken(price.output ?? 0);
+  return Math.ceil(Math.round(total * 1000) / 1000);
+}
