@@ -1,8 +1,8 @@
 // The HTTP server: Fastify with its body limits and JSON parser, one error renderer, key auth on /v1.
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
+import { newRequestId } from '../request-id.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
 import { sendError, toResponseError } from './render-error.js';
@@ -29,7 +29,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: deps.config.server.maxBodyBytes,
-    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    genReqId: newRequestId,
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',

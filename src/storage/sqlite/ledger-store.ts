@@ -1,6 +1,7 @@
-// Holds, captures and releases on SQLite. Each method is one IMMEDIATE transaction (the write lock is
-// taken up front, so a concurrent CLI write waits instead of failing mid-way). The cached balance/held
-// columns on api_keys move only together with an append-only ledger entry.
+// Holds, captures and releases on SQLite. Each method is atomic (a savepoint inside the write batcher's
+// IMMEDIATE transaction, which takes the write lock up front so a concurrent CLI write waits instead
+// of failing mid-way). The cached balance/held columns on api_keys move only together with an
+// append-only ledger entry.
 import type { Nano } from '../../billing/money.js';
 import type {
   Admission,
@@ -14,6 +15,7 @@ import type {
 } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
 import { INSERT_USAGE_SQL, usageParams } from './usage-store.js';
+import type { WriteBatcher } from './write-batcher.js';
 
 type EntryKind = 'hold' | 'capture' | 'release';
 
@@ -29,7 +31,10 @@ export class SqliteLedgerStore implements LedgerStore {
   private readonly releaseTx;
   private readonly expireTx;
 
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly batcher: WriteBatcher,
+  ) {
     const s = {
       // Admission: the one conditional UPDATE (identical SQL on PostgreSQL).
       admit: db.prepare(
@@ -132,20 +137,20 @@ export class SqliteLedgerStore implements LedgerStore {
     });
   }
 
-  async placeHold(hold: HoldPlacement): Promise<Admission> {
-    return this.placeHoldTx.immediate(hold);
+  placeHold(hold: HoldPlacement): Promise<Admission> {
+    return this.batcher.enqueue(() => this.placeHoldTx(hold));
   }
 
-  async settle(settlement: Settlement): Promise<SettleOutcome> {
-    return this.settleTx.immediate(settlement);
+  settle(settlement: Settlement): Promise<SettleOutcome> {
+    return this.batcher.enqueue(() => this.settleTx(settlement));
   }
 
-  async release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
-    return this.releaseTx.immediate(requestId, usage, now);
+  release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
+    return this.batcher.enqueue(() => this.releaseTx(requestId, usage, now));
   }
 
-  async extendHold(requestId: string, expiresAt: number): Promise<boolean> {
-    return this.statements.extend.run(expiresAt, requestId).changes === 1;
+  extendHold(requestId: string, expiresAt: number): Promise<boolean> {
+    return this.batcher.enqueue(() => this.statements.extend.run(expiresAt, requestId).changes === 1);
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {

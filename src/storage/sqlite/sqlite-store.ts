@@ -4,14 +4,17 @@ import { openSqlite } from './connection.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteUsageStore } from './usage-store.js';
+import { WriteBatcher } from './write-batcher.js';
 
 export function openSqliteStore(file: string, options: StoreOptions = {}): Store {
   const db = openSqlite(file, options.busyTimeoutMs ?? 5_000);
+  const batcher = new WriteBatcher(db);
   return {
     keys: new SqliteKeyStore(db),
-    ledger: new SqliteLedgerStore(db),
+    ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db),
     async close() {
+      batcher.flush();
       if (db.open) db.close();
     },
   };

@@ -1,0 +1,107 @@
+// Group commit: writes queued in one event-loop turn share one transaction, each stays atomic on its
+// own, and callers hear back only after the commit.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqlite } from '../../../src/storage/sqlite/connection.js';
+import { WriteBatcher } from '../../../src/storage/sqlite/write-batcher.js';
+import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+
+function scratchDb() {
+  const db = new Database(':memory:');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+  return db;
+}
+
+describe('WriteBatcher', () => {
+  test('runs every write queued in the same turn in one transaction', async () => {
+    const db = scratchDb();
+    const batcher = new WriteBatcher(db);
+    const commits: number[] = [];
+    const insert = db.prepare('INSERT INTO t (id, v) VALUES (?, ?)');
+    const results = await Promise.all(
+      [1, 2, 3].map((id) => batcher.enqueue(() => {
+        commits.push(db.inTransaction ? 1 : 0);
+        return insert.run(id, `v${id}`).changes;
+      })),
+    );
+    assert.deepEqual(results, [1, 1, 1]);
+    assert.deepEqual(commits, [1, 1, 1]);
+    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 3);
+  });
+
+  test('rolls back only the write that throws; the others commit and resolve', async () => {
+    const db = scratchDb();
+    const batcher = new WriteBatcher(db);
+    const insertTwice = db.transaction((id: number) => {
+      db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'first');
+      db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'duplicate'); // violates the primary key
+    });
+    const good = batcher.enqueue(() => db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(1, 'ok').changes);
+    const bad = batcher.enqueue(() => insertTwice(2));
+    const alsoGood = batcher.enqueue(() => db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(3, 'ok').changes);
+    assert.equal(await good, 1);
+    await assert.rejects(bad, /UNIQUE|PRIMARY KEY/);
+    assert.equal(await alsoGood, 1);
+    const rows = db.prepare('SELECT id, v FROM t ORDER BY id').all();
+    assert.deepEqual(rows, [
+      { id: 1, v: 'ok' },
+      { id: 3, v: 'ok' },
+    ]);
+  });
+
+  test('rejects every write of a batch whose transaction cannot start, and writes none of them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-batcher-'));
+    try {
+      const file = join(dir, 'db.sqlite');
+      const db = openSqlite(file, 50);
+      db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+      const other = new Database(file);
+      other.exec('BEGIN EXCLUSIVE');
+      const batcher = new WriteBatcher(db);
+      const writes = [1, 2].map((id) => batcher.enqueue(() => db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'x')));
+      for (const write of writes) await assert.rejects(write, /locked|busy/i);
+      other.exec('ROLLBACK');
+      other.close();
+      assert.equal((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 0);
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('admits holds from one batch in arrival order, never past the balance', async () => {
+    const store = openSqliteStore(':memory:');
+    try {
+      await store.keys.create({
+        id: 'key_a',
+        name: 'a',
+        prefix: 'tg-xxxxxxx',
+        secretHash: 'h',
+        allowedModels: '*',
+        initialBalance: 1_000,
+        topupRequestId: 'topup-1',
+        now: 0,
+      });
+      // Ten holds of 300 queued in the same turn: the first three fit, the rest see them.
+      const admissions = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.ledger.placeHold({ requestId: `r${i}`, keyId: 'key_a', amount: 300, now: 0, expiresAt: 60_000 }),
+        ),
+      );
+      assert.deepEqual(
+        admissions.map((a) => a.admitted),
+        [true, true, true, false, false, false, false, false, false, false],
+      );
+      assert.deepEqual(admissions[3], { admitted: false, available: 100, keyActive: true });
+      const audit = await store.ledger.audit('key_a');
+      assert.deepEqual(audit.cached, { balance: 1_000, held: 900, spent: 0 });
+      assert.deepEqual(audit.derived, audit.cached);
+    } finally {
+      await store.close();
+    }
+  });
+});
