@@ -1,11 +1,15 @@
 // The billing rules on top of the ledger store: holds with an expiry, settlement from usage, release on
 // failure. Fails closed: if the store cannot place a hold, the request is refused (503) before any
 // upstream call.
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { BillingConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Admission, LedgerStore, ReleaseOutcome, SettleOutcome, UsageRecord } from '../storage/types.js';
 import type { Nano } from './money.js';
+
+/** Settlement retries: about 3 s in all, well inside any hold's TTL. */
+const SETTLE_RETRY_DELAYS_MS = [50, 150, 400, 900, 1500];
 
 export class Ledger {
   constructor(
@@ -30,25 +34,36 @@ export class Ledger {
     }
   }
 
-  /** Never throws: the upstream work is done; a failure is logged with everything needed to reconcile it. */
+  /**
+   * Never throws: the upstream work is done. A transient failure (the database locked by another
+   * process) is retried — settlement is idempotent — and a lasting one is logged with everything
+   * needed to reconcile it.
+   */
   async settle(requestId: string, cost: Nano, usage: UsageRecord): Promise<SettleOutcome | 'failed'> {
-    try {
-      const outcome = await this.store.settle({ requestId, cost, usage, now: Date.now() });
-      if (outcome === 'late') this.log.warn({ requestId, cost }, 'ledger: settled after the hold had expired');
-      if (outcome === 'duplicate' || outcome === 'missing') this.log.warn({ requestId, outcome }, 'ledger: nothing to settle');
-      return outcome;
-    } catch (error) {
-      this.log.error({ err: error, requestId, cost, usage }, 'ledger: settlement failed; the hold will expire');
-      return 'failed';
-    }
+    const outcome = await this.persist(() => this.store.settle({ requestId, cost, usage, now: Date.now() }));
+    if (outcome === 'failed') this.log.error({ requestId, cost, usage }, 'ledger: settlement failed; the hold will expire');
+    if (outcome === 'late') this.log.warn({ requestId, cost }, 'ledger: settled after the hold had expired');
+    if (outcome === 'duplicate' || outcome === 'missing') this.log.warn({ requestId, outcome }, 'ledger: nothing to settle');
+    return outcome;
   }
 
   async release(requestId: string, usage: UsageRecord | undefined): Promise<ReleaseOutcome | 'failed'> {
-    try {
-      return await this.store.release(requestId, usage, Date.now());
-    } catch (error) {
-      this.log.error({ err: error, requestId }, 'ledger: release failed; the hold will expire');
-      return 'failed';
+    const outcome = await this.persist(() => this.store.release(requestId, usage, Date.now()));
+    if (outcome === 'failed') this.log.error({ requestId }, 'ledger: release failed; the hold will expire');
+    return outcome;
+  }
+
+  private async persist<T>(write: () => Promise<T>): Promise<T | 'failed'> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt >= SETTLE_RETRY_DELAYS_MS.length) {
+          this.log.error({ err: error }, 'ledger: write failed');
+          return 'failed';
+        }
+        await delay(SETTLE_RETRY_DELAYS_MS[attempt]);
+      }
     }
   }
 
