@@ -1,0 +1,214 @@
+// Closed-loop HTTP load generator (its own process, so its CPU never counts against the server under test).
+// Prints JSON lines on stdout: {"event":"window-start"}, {"event":"window-end"}, then {"event":"result",...}.
+import { Buffer } from 'node:buffer';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+
+const USAGE = `usage: node bench/load.mjs --url URL --body JSON [--header 'name: value']... [--stream]
+  [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]`;
+// A warm-up never runs longer than this many times --warmup, however slow the server is.
+const WARMUP_CAP_FACTOR = 5;
+
+function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      url: { type: 'string' },
+      method: { type: 'string', default: 'POST' },
+      body: { type: 'string', default: '' },
+      header: { type: 'string', multiple: true, default: [] },
+      stream: { type: 'boolean', default: false },
+      connections: { type: 'string', default: '50' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      'warmup-requests': { type: 'string', default: '2000' },
+      requests: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help || !values.url) {
+    console.error(USAGE);
+    process.exit(values.help ? 0 : 2);
+  }
+  const url = new URL(values.url);
+  return {
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: values.method,
+    body: values.body === '' ? undefined : Buffer.from(values.body),
+    headers: parseHeaders(values.header, values.body !== ''),
+    stream: values.stream,
+    connections: positive('connections', values.connections),
+    durationMs: positive('duration', values.duration) * 1000,
+    warmupMs: Number(values.warmup) * 1000,
+    // Both must pass: a slow or contended server gets enough requests through to finish JIT warm-up.
+    warmupRequests: Number(values['warmup-requests']),
+    // A fixed request count replaces the timed window when given.
+    requests: values.requests === undefined ? undefined : positive('requests', values.requests),
+  };
+}
+
+function positive(name, text) {
+  const n = Number(text);
+  if (!(n > 0)) {
+    console.error(`--${name} must be a positive number, got "${text}"`);
+    process.exit(2);
+  }
+  return n;
+}
+
+function parseHeaders(lines, hasBody) {
+  const headers = hasBody ? { 'content-type': 'application/json' } : {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new Error(`bad --header "${line}" (want "name: value")`);
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+function emit(event) {
+  process.stdout.write(`${JSON.stringify(event)}\n`);
+}
+
+/** Checks a finished response: 200 and, for streams, a body ending in the [DONE] sentinel; else JSON without `error`. */
+function verdict(status, stream, tail, chunks) {
+  if (status !== 200) return `HTTP ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`;
+  if (stream) return tail.trimEnd().endsWith('data: [DONE]') ? undefined : `stream did not end with [DONE] (tail ${JSON.stringify(tail)})`;
+  try {
+    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return parsed && typeof parsed.object === 'string' ? undefined : `unexpected body ${JSON.stringify(parsed).slice(0, 200)}`;
+  } catch (err) {
+    return `invalid JSON body: ${err.message}`;
+  }
+}
+
+/**
+ * Sends one request through undici's low-level dispatch API (cheaper than request()/fetch, so the load
+ * generator stays light on a shared 2-core box) and resolves with its timings and an error text if any.
+ */
+function sendOne(pool, opts) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    let status = 0;
+    let ttfb;
+    let tail = '';
+    const chunks = [];
+    pool.dispatch(
+      { origin: opts.origin, path: opts.path, method: opts.method, headers: opts.headers, body: opts.body },
+      {
+        onRequestStart() {},
+        onResponseStart(_controller, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(_controller, chunk) {
+          // Time to first chunk: the first body bytes, not the headers (which a gateway may flush early).
+          ttfb ??= performance.now() - started;
+          // Streams are only checked for their ending, so keep just a short tail; error bodies are kept for the report.
+          if (opts.stream && status === 200) tail = (tail + chunk.toString('latin1')).slice(-64);
+          else chunks.push(chunk);
+        },
+        onResponseEnd() {
+          const total = performance.now() - started;
+          resolve({ total, ttfb: ttfb ?? total, error: verdict(status, opts.stream, tail, chunks) });
+        },
+        onResponseError(_controller, err) {
+          resolve({ total: performance.now() - started, ttfb: ttfb ?? 0, error: `${err.code ?? err.name}: ${err.message}` });
+        },
+      },
+    );
+  });
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function round3(x) {
+  return x === null ? null : Math.round(x * 1000) / 1000;
+}
+
+/** Runs warm-up, then the measured window, then lets in-flight requests finish (they are not measured). */
+async function run(opts) {
+  const pool = new Pool(opts.origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 120_000 });
+  const state = { phase: 'warmup', windowStart: 0, windowEnd: 0, totals: [], ttfbs: [], errors: new Map(), errorCount: { warmup: 0, measure: 0, drain: 0 }, completed: { warmup: 0, measure: 0, drain: 0 } };
+
+  function endWindow() {
+    if (state.phase !== 'measure') return;
+    state.windowEnd = performance.now();
+    state.phase = 'drain';
+    emit({ event: 'window-end' });
+  }
+
+  function warmEnough() {
+    const elapsed = performance.now() - state.startedAt;
+    return elapsed >= opts.warmupMs * WARMUP_CAP_FACTOR || (elapsed >= opts.warmupMs && state.completed.warmup >= opts.warmupRequests);
+  }
+
+  function startWindow() {
+    if (state.phase !== 'warmup') return;
+    clearTimeout(state.warmupCap);
+    state.phase = 'measure';
+    state.windowStart = performance.now();
+    emit({ event: 'window-start' });
+    if (opts.requests === undefined) setTimeout(endWindow, opts.durationMs);
+  }
+
+  function record(result) {
+    if (state.phase === 'warmup' && warmEnough()) startWindow();
+    const phase = state.phase;
+    state.completed[phase]++;
+    if (result.error) {
+      state.errorCount[phase]++;
+      state.errors.set(result.error, (state.errors.get(result.error) ?? 0) + 1);
+    } else if (phase === 'measure') {
+      state.totals.push(result.total);
+      state.ttfbs.push(result.ttfb);
+    }
+    if (phase === 'measure' && opts.requests !== undefined && state.completed.measure >= opts.requests) endWindow();
+  }
+
+  async function worker() {
+    while (state.phase !== 'drain') record(await sendOne(pool, opts));
+  }
+
+  state.startedAt = performance.now();
+  if (opts.warmupMs > 0) {
+    setTimeout(() => warmEnough() && startWindow(), opts.warmupMs);
+    state.warmupCap = setTimeout(startWindow, opts.warmupMs * WARMUP_CAP_FACTOR);
+  } else startWindow();
+  const workers = Array.from({ length: opts.connections }, worker);
+  // A hung server must not hang the benchmark: give in-flight requests a bounded time to drain.
+  const deadline = (opts.requests === undefined ? opts.durationMs : 600_000) + opts.warmupMs * WARMUP_CAP_FACTOR + 10_000;
+  await Promise.race([Promise.all(workers), sleep(deadline, undefined, { ref: false })]);
+  // After a timeout, close whatever phase is still open; destroy() then fails the stuck requests, which count as errors.
+  startWindow();
+  endWindow();
+  await pool.destroy();
+  return summarise(opts, state);
+}
+
+function summarise(opts, state) {
+  const seconds = (state.windowEnd - state.windowStart) / 1000;
+  const totals = Float64Array.from(state.totals).sort();
+  const ttfbs = Float64Array.from(state.ttfbs).sort();
+  return {
+    event: 'result',
+    connections: opts.connections,
+    windowSeconds: round3(seconds),
+    completed: state.completed,
+    ok: totals.length,
+    // Only successful responses count as throughput; a fast error is not work the gateway was asked to do.
+    rps: round3(totals.length / seconds),
+    latencyMs: { p50: round3(percentile(totals, 50)), p90: round3(percentile(totals, 90)), p99: round3(percentile(totals, 99)), max: round3(totals.at(-1) ?? null) },
+    ttfbMs: { p50: round3(percentile(ttfbs, 50)), p99: round3(percentile(ttfbs, 99)) },
+    errors: state.errorCount.warmup + state.errorCount.measure + state.errorCount.drain,
+    errorsByPhase: state.errorCount,
+    errorSamples: [...state.errors].slice(0, 10).map(([message, count]) => ({ message, count })),
+  };
+}
+
+emit(await run(parseOptions(process.argv.slice(2))));
