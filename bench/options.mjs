@@ -1,0 +1,62 @@
+// The command line of `npm run bench`: its usage text and the parsed, checked options.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const USAGE = `usage: npm run bench -- [options]
+  --duration S        measured window per scenario, seconds (default 10)
+  --requests N        measure a fixed number of requests instead of a timed window
+  --warmup S          unmeasured warm-up per scenario, seconds (default 2) ...
+  --warmup-requests N ... and at least N requests (default 2000; capped at 5 × --warmup seconds)
+  --connections N     concurrent keep-alive connections (default 50)
+  --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
+  --embeddings        add the embeddings scenarios
+  --portkey DIR       add Portkey scenarios, from an installed copy of /work/shared/peers/portkey (or env PORTKEY_DIR)
+  --only IDS          comma-separated scenario ids to run (e.g. tollgate-chat)
+  --cpu-prof DIR      run the gateway under --cpu-prof, writing the .cpuprofile into DIR
+  --no-save           do not write bench/results/<timestamp>.json`;
+
+export function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string', default: '10' },
+      requests: { type: 'string' },
+      warmup: { type: 'string', default: '2' },
+      'warmup-requests': { type: 'string', default: '2000' },
+      connections: { type: 'string', default: '50' },
+      runs: { type: 'string', default: '1' },
+      embeddings: { type: 'boolean', default: false },
+      portkey: { type: 'string', default: process.env.PORTKEY_DIR },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'no-save': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  return {
+    duration: numberOption('duration', values.duration),
+    requests: values.requests === undefined ? undefined : numberOption('requests', values.requests),
+    warmup: numberOption('warmup', values.warmup, 0),
+    warmupRequests: numberOption('warmup-requests', values['warmup-requests'], 0),
+    connections: numberOption('connections', values.connections),
+    runs: numberOption('runs', values.runs),
+    embeddings: values.embeddings,
+    portkeyDir: values.portkey ? resolve(values.portkey) : undefined,
+    only: values.only ? values.only.split(',').map((s) => s.trim()) : undefined,
+    cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+    save: !values['no-save'],
+  };
+}
+
+function numberOption(name, text, min = Number.MIN_VALUE) {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < min) {
+    console.error(`--${name} must be a number ≥ ${min === Number.MIN_VALUE ? '>0' : min}, got "${text}"\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+}

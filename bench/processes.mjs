@@ -1,0 +1,207 @@
+// The processes under test (mock upstream, gateway, Portkey) and every child of the benchmark: starting
+// them, waiting until they listen, and stopping them on every exit path (normal, error, Ctrl-C).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'tollgate.js');
+
+// ---------------------------------------------------------------- child processes and cleanup
+
+const children = new Set();
+let tempDir;
+// Set on Ctrl-C, so the errors that killing the children causes downstream are not reported as failures.
+let interrupted = false;
+
+/** Remembers a child so every exit path (normal, error, Ctrl-C) can stop it; keeps its last output lines for errors. */
+export function track(name, child) {
+  child.benchName = name;
+  child.logTail = [];
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream || name === 'load') continue; // the load generator's stdout is read as events instead
+    createInterface({ input: stream }).on('line', (line) => {
+      child.logTail.push(line);
+      if (child.logTail.length > 40) child.logTail.shift();
+    });
+  }
+  return child;
+}
+
+/** SIGTERM (so the gateway shuts down cleanly and --cpu-prof gets written), then SIGKILL after a grace period. */
+async function stopChild(child, graceMs = 10_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  // ref: false, so the grace timer never keeps the benchmark alive once the child is gone.
+  if ((await Promise.race([exited.then(() => 'exited'), sleep(graceMs, undefined, { ref: false })])) !== 'exited') {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+export async function stopAll() {
+  await Promise.all([...children].map((child) => stopChild(child)));
+}
+
+/** The benchmark's temp directory (config and database), removed on every exit path. */
+export function makeTempDir() {
+  tempDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  return tempDir;
+}
+
+/** True once Ctrl-C (or SIGTERM) is stopping everything. */
+export function wasInterrupted() {
+  return interrupted;
+}
+
+export function removeTempDir() {
+  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  tempDir = undefined;
+}
+
+export function installCleanup() {
+  // Last resort on any exit: nothing may outlive the benchmark.
+  process.on('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+    removeTempDir();
+  });
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      interrupted = true;
+      console.error(`\n${signal}: stopping child processes`);
+      stopAll().finally(() => process.exit(130));
+    });
+  }
+}
+
+/** Resolves with the first value `match` returns for a line of `stream`; rejects if the child exits or times out. */
+function waitForLine(child, stream, match, label, timeoutMs = 30_000) {
+  return new Promise((resolveLine, reject) => {
+    const lines = createInterface({ input: stream });
+    const timer = setTimeout(() => fail(`${label} did not start within ${timeoutMs} ms`), timeoutMs);
+    const onExit = (code) => fail(`${label} exited (${code}) before it was ready`);
+    function fail(message) {
+      clearTimeout(timer);
+      reject(new Error(`${message}\n${child.logTail.join('\n')}`));
+    }
+    child.once('exit', onExit);
+    lines.on('line', (line) => {
+      const value = match(line);
+      if (value === undefined) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      resolveLine(value);
+    });
+  });
+}
+
+// ---------------------------------------------------------------- the processes under test
+
+export async function startMock() {
+  const child = track('mock', spawn(process.execPath, ['--import', 'tsx', 'test/support/mock-upstream-cli.ts', '--port', '0', '--no-record'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const url = await waitForLine(child, child.stdout, (line) => /mock upstream listening on (\S+)/.exec(line)?.[1], 'mock upstream');
+  return { name: 'mock', child, url };
+}
+
+function gatewayConfig(mockUrl, dbPath) {
+  return `# Written by the benchmark (bench/processes.mjs): one OpenAI-compatible provider in front of the mock upstream.
+server:
+  host: 127.0.0.1
+  port: 0
+  shutdown_grace_seconds: 5
+database: "sqlite:${dbPath}"
+providers:
+  mock:
+    kind: openai-compatible
+    base_url: ${mockUrl}
+    api_key: sk-mock-upstream-secret
+models:
+  gpt-bench:
+    type: chat
+    upstreams: [{ provider: mock, model: gpt-4o-mini }]
+    price: { input: 0.15, output: 0.60, cached_input: 0.075 }
+    context_window: 128000
+    max_output_tokens: 16384
+  embed-bench:
+    type: embedding
+    upstreams: [{ provider: mock, model: text-embedding-3-small }]
+    price: { input: 0.02 }
+`;
+}
+
+/** Creates the benchmark's key with the real CLI, as an operator would. */
+function createKey(configPath) {
+  const out = execFileSync(process.execPath, [BIN, 'keys', 'create', '--name', 'bench', '--balance', '1000000', '--json', '--config', configPath], { encoding: 'utf8' });
+  return JSON.parse(out).key;
+}
+
+export async function startGateway(dir, mockUrl, cpuProfDir) {
+  const dbPath = join(dir, 'tollgate.db');
+  const configPath = join(dir, 'tollgate.yaml');
+  writeFileSync(configPath, gatewayConfig(mockUrl, dbPath));
+  const key = createKey(configPath);
+  const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const child = track(
+    'gateway',
+    spawn(process.execPath, [...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
+  const url = await waitForLine(child, child.stderr, listeningUrl, 'gateway');
+  return { name: 'tollgate', child, url, key, dbPath };
+}
+
+function listeningUrl(line) {
+  try {
+    const entry = JSON.parse(line);
+    return entry.msg === 'tollgate listening' ? entry.url : undefined;
+  } catch {
+    return undefined; // not a log line
+  }
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Starts Portkey the way /work/shared/peers/portkey/start.sh does, but as our own child so we can measure and stop it. */
+export async function startPortkey(dir) {
+  const entry = join(dir, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
+  if (!existsSync(entry)) throw new Error(`no Portkey install in ${dir} (copy /work/shared/peers/portkey there and run npm install)`);
+  const loopback = join(dir, 'force-loopback.cjs');
+  const port = await freePort();
+  const args = [...(existsSync(loopback) ? ['-r', loopback] : []), entry, `--port=${port}`, '--headless'];
+  const child = track('portkey', spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }));
+  await waitForHttp(`http://127.0.0.1:${port}/`, child, 'portkey');
+  return { name: 'portkey', child, url: `http://127.0.0.1:${port}/v1` };
+}
+
+async function waitForHttp(url, child, label, timeoutMs = 30_000) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      const res = await request(url);
+      await res.body.dump();
+      return;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error(`${label} did not answer ${url}\n${child.logTail.join('\n')}`);
+}

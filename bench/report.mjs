@@ -1,0 +1,167 @@
+// What a benchmark run reports: medians per scenario, the gateway's added latency, the billing check
+// against its database, the printed table and the JSON file in bench/results/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { median, round } from './numbers.mjs';
+
+const RESULTS_DIR = fileURLToPath(new URL('results', import.meta.url));
+const TARGET_CPU_MS = 0.3;
+
+// ---------------------------------------------------------------- summarising
+
+/** The metrics the table shows, each a getter on one run's result. */
+const METRICS = {
+  rps: (r) => r.rps,
+  p50: (r) => r.latencyMs.p50,
+  p99: (r) => r.latencyMs.p99,
+  ttfbP50: (r) => r.ttfbMs.p50,
+  ttfbP99: (r) => r.ttfbMs.p99,
+  cpuMsPerRequest: (r) => r.cpuMsPerRequest[r.subject],
+  mockCpuMsPerRequest: (r) => r.cpuMsPerRequest.mock,
+  loadCores: (r) => r.cpuCores.load,
+  subjectCores: (r) => r.cpuCores[r.subject],
+  subjectSystemShare: (r) => r.cpuSystemShare[r.subject],
+  subjectRun: (r) => r.mainThread[r.subject].run,
+  subjectWait: (r) => r.mainThread[r.subject].wait,
+  subjectBlocked: (r) => r.mainThread[r.subject].blocked,
+  otherCores: (r) => r.otherCores,
+};
+
+/** Median of every metric per scenario, plus min/max of the ones whose noise we report. */
+export function summarise(results, scenarios) {
+  return scenarios.map((scenario) => {
+    const runs = results.filter((r) => r.id === scenario.id);
+    const row = { id: scenario.id, kind: scenario.kind, via: scenario.via, subject: scenario.subject.name, runs: runs.length, errors: runs.reduce((n, r) => n + r.errors, 0) };
+    for (const [name, get] of Object.entries(METRICS)) row[name] = round(median(runs.map(get)), 4);
+    row.spread = {};
+    for (const name of ['rps', 'p50', 'cpuMsPerRequest']) {
+      const xs = runs.map(METRICS[name]).filter((x) => x !== null);
+      if (xs.length === 0 || !row[name]) continue; // every request failed: nothing to compare
+      row.spread[name] = { min: Math.min(...xs), max: Math.max(...xs), pct: round(((Math.max(...xs) - Math.min(...xs)) / row[name]) * 100, 1) };
+    }
+    return row;
+  });
+}
+
+/** Gateway minus direct, for each scenario kind the gateway ran. */
+export function addedLatency(summary) {
+  const added = [];
+  for (const row of summary.filter((r) => r.via !== 'direct')) {
+    const base = summary.find((r) => r.via === 'direct' && r.kind === row.kind);
+    if (!base) continue;
+    added.push({
+      via: row.via,
+      kind: row.kind,
+      p50Ms: round(row.p50 - base.p50),
+      p99Ms: round(row.p99 - base.p99),
+      ttfbP50Ms: row.kind === 'stream' ? round(row.ttfbP50 - base.ttfbP50) : null,
+      cpuMsPerRequest: row.cpuMsPerRequest,
+    });
+  }
+  return added;
+}
+
+/** Every successful gateway response must have left exactly one usage row and no open hold behind. */
+export function billingCheck(dbPath, results) {
+  const served = results.filter((r) => r.via === 'tollgate').reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const count = (sql) => db.prepare(sql).get().n;
+    return {
+      served,
+      usageRows: count('SELECT COUNT(*) AS n FROM usage_records'),
+      captures: count("SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'capture'"),
+      activeHolds: count("SELECT COUNT(*) AS n FROM holds WHERE status = 'active'"),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------- printing
+
+const LABELS = { chat: 'chat', stream: 'chat stream', embed: 'embeddings' };
+const VIA = { direct: 'direct → mock', tollgate: 'via Tollgate', portkey: 'via Portkey' };
+
+function fmt(x, digits = 2) {
+  return x === null || x === undefined ? '–' : x.toFixed(digits);
+}
+
+function table(headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function printReport(report) {
+  const { options, summary, added, memory, billing } = report;
+  const runs = options.runs > 1 ? `median of ${options.runs} runs` : '1 run';
+  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}`);
+  console.log(`machine: ${report.machine.cpus} CPUs, load average at start ${report.machine.loadavg.join(' ')}\n`);
+  const rows = summary.map((r) => [
+    `${LABELS[r.kind]}, ${VIA[r.via]}`,
+    fmt(r.rps, 0),
+    fmt(r.p50),
+    fmt(r.p99),
+    r.kind === 'stream' ? fmt(r.ttfbP50) : '–',
+    r.kind === 'stream' ? fmt(r.ttfbP99) : '–',
+    `${fmt(r.cpuMsPerRequest, 3)} (${r.subject})`,
+    r.subjectSystemShare === null ? '–' : `${Math.round(r.subjectSystemShare * 100)}%`,
+    fmt(r.subjectCores),
+    [r.subjectRun, r.subjectWait, r.subjectBlocked].map((x) => Math.round(x * 100)).join('/'),
+    fmt(r.loadCores),
+    fmt(r.otherCores),
+    r.errors,
+  ]);
+  console.log(table(['scenario', 'req/s', 'p50 ms', 'p99 ms', 'TTFB p50', 'TTFB p99', 'CPU ms/req', 'kernel', 'cores', 'loop run/wait/blk %', 'loadgen cores', 'others cores', 'errors'], rows));
+  console.log('\nCPU ms/req: utime+stime of the named process over the window ÷ requests completed in it; kernel: the stime share of it.');
+  console.log('cores: that process\'s CPU use; loop run/wait/blk: its main thread running / runnable but waiting for a CPU / blocked or idle.');
+  console.log('others cores: CPU used by everything else on the machine during the window (other people\'s jobs = noise).');
+
+  if (added.length > 0) console.log('\nAdded by the gateway (gateway − direct):');
+  for (const a of added) {
+    const ttfb = a.ttfbP50Ms === null ? '' : `, first chunk p50 ${signed(a.ttfbP50Ms)} ms`;
+    console.log(`  ${VIA[a.via].padEnd(12)} ${LABELS[a.kind].padEnd(11)} p50 ${signed(a.p50Ms)} ms, p99 ${signed(a.p99Ms)} ms${ttfb}; CPU ${fmt(a.cpuMsPerRequest, 3)} ms/request`);
+  }
+  const chat = summary.find((r) => r.id === 'tollgate-chat');
+  if (chat) console.log(`\nTollgate CPU per non-streaming request: ${fmt(chat.cpuMsPerRequest, 3)} ms (target ≤ ${TARGET_CPU_MS} ms) — ${chat.cpuMsPerRequest <= TARGET_CPU_MS ? 'met' : 'NOT met'}`);
+  for (const [name, m] of Object.entries(memory)) console.log(`${name} RSS after the run: ${m.rssMb} MB (peak ${m.peakRssMb} MB)`);
+  if (billing) {
+    const ok = billing.usageRows === billing.served && billing.captures === billing.served && billing.activeHolds === 0;
+    console.log(`billing: ${billing.served} successful gateway responses, ${billing.usageRows} usage rows, ${billing.captures} captures, ${billing.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
+  }
+  if (options.runs > 1) {
+    console.log('\nNoise across runs (min–max, spread as % of the median):');
+    for (const r of summary.filter((row) => row.spread.rps && row.spread.p50 && row.spread.cpuMsPerRequest)) {
+      const s = r.spread;
+      console.log(`  ${r.id.padEnd(16)} req/s ${fmt(s.rps.min, 0)}–${fmt(s.rps.max, 0)} (${s.rps.pct}%), p50 ${fmt(s.p50.min)}–${fmt(s.p50.max)} ms (${s.p50.pct}%), CPU/req ${fmt(s.cpuMsPerRequest.min, 3)}–${fmt(s.cpuMsPerRequest.max, 3)} ms (${s.cpuMsPerRequest.pct}%)`);
+    }
+  }
+  printErrors(report.results);
+}
+
+function signed(x) {
+  return x === null ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
+}
+
+function printErrors(results) {
+  const failed = results.filter((r) => r.errors > 0);
+  if (failed.length === 0) {
+    console.log('\nerrors: none (every response was 200, every stream ended with [DONE])');
+    return;
+  }
+  console.log('\nERRORS:');
+  for (const r of failed) {
+    console.log(`  ${r.id} run ${r.round}: ${r.errors} (warm-up ${r.errorsByPhase.warmup}, measured ${r.errorsByPhase.measure}, drain ${r.errorsByPhase.drain})`);
+    for (const e of r.errorSamples) console.log(`    ${e.count} × ${e.message}`);
+  }
+}
+
+export function saveReport(report) {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `${report.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,84 @@
+// The scenarios (chat, stream and embeddings; direct, via Tollgate or via Portkey) and running one of them
+// with the load generator in its own process, /proc sampled when its measured window opens and closes.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { track } from './processes.mjs';
+import { cpuOverWindow, snapshot } from './proc-stats.mjs';
+
+const LOAD = fileURLToPath(new URL('load.mjs', import.meta.url));
+const PROMPT = [{ role: 'user', content: 'Say hello in five words.' }];
+
+/**
+ * The direct stream asks for include_usage itself: the gateway always does (to bill), so the mock then
+ * sends the same chunks in both cases and the difference is the gateway alone.
+ */
+export function buildScenarios(procs, opts) {
+  const { mock, tollgate, portkey } = procs;
+  const chat = (model, stream) => JSON.stringify({ model, messages: PROMPT, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
+  const embed = (model) => JSON.stringify({ model, input: 'The quick brown fox jumps over the lazy dog' });
+  const direct = { via: 'direct', subject: mock, url: mock.url, model: 'gpt-4o-mini', embedModel: 'text-embedding-3-small', headers: ['authorization: Bearer sk-mock-upstream-secret'] };
+  const viaTollgate = { via: 'tollgate', subject: tollgate, url: tollgate.url, model: 'gpt-bench', embedModel: 'embed-bench', headers: [`authorization: Bearer ${tollgate.key}`] };
+  // Portkey routes by headers to any OpenAI-compatible host (see start.sh).
+  const viaPortkey = portkey && {
+    via: 'portkey',
+    subject: portkey,
+    url: portkey.url,
+    model: 'gpt-4o-mini',
+    headers: ['x-portkey-provider: openai', `x-portkey-custom-host: ${mock.url}`, 'authorization: Bearer sk-mock-upstream-secret'],
+  };
+  const routes = [direct, viaTollgate, viaPortkey].filter(Boolean);
+  const scenarios = [];
+  for (const kind of ['chat', 'stream']) {
+    for (const route of routes) {
+      scenarios.push({ id: `${route.via}-${kind}`, kind, ...route, path: '/chat/completions', body: chat(route.model, kind === 'stream'), stream: kind === 'stream' });
+    }
+  }
+  if (opts.embeddings) {
+    for (const route of [direct, viaTollgate]) scenarios.push({ id: `${route.via}-embed`, kind: 'embed', ...route, path: '/embeddings', body: embed(route.embedModel), stream: false });
+  }
+  return opts.only ? scenarios.filter((s) => opts.only.includes(s.id)) : scenarios;
+}
+
+function loadArgs(scenario, opts) {
+  const args = ['--url', scenario.url + scenario.path, '--body', scenario.body, '--connections', String(opts.connections), '--warmup', String(opts.warmup), '--warmup-requests', String(opts.warmupRequests), '--duration', String(opts.duration)];
+  for (const header of scenario.headers) args.push('--header', header);
+  if (scenario.stream) args.push('--stream');
+  if (opts.requests !== undefined) args.push('--requests', String(opts.requests));
+  return args;
+}
+
+export async function runScenario(scenario, procs, opts, round) {
+  const pids = Object.fromEntries(Object.values(procs).filter(Boolean).map((p) => [p.name, p.child.pid]));
+  const child = track('load', spawn(process.execPath, [LOAD, ...loadArgs(scenario, opts)], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((done) => child.once('exit', done));
+  let start;
+  let end;
+  let result;
+  for await (const line of createInterface({ input: child.stdout })) {
+    const event = JSON.parse(line);
+    // Sampled here, when the load generator says the window opens and closes (pipe delay is the same at both ends).
+    if (event.event === 'window-start') start = snapshot({ ...pids, load: child.pid });
+    else if (event.event === 'window-end') end = snapshot({ ...pids, load: child.pid });
+    else if (event.event === 'result') result = event;
+  }
+  const code = await exited;
+  if (code !== 0 || !result || !start || !end) throw new Error(`load generator failed for ${scenario.id} (exit ${code}):\n${stderr}`);
+  const cpu = cpuOverWindow(start, end, result.completed.measure);
+  delete result.event;
+  return {
+    id: scenario.id,
+    kind: scenario.kind,
+    via: scenario.via,
+    subject: scenario.subject.name,
+    round,
+    ...result,
+    cpuMsPerRequest: cpu.perRequest,
+    cpuSystemShare: cpu.systemShare,
+    cpuCores: cpu.cores,
+    mainThread: cpu.mainThread,
+    otherCores: cpu.otherCores,
+  };
+}
