@@ -132,8 +132,11 @@ function normaliseModel(id: string, m: RawConfig['models'][string], raw: RawConf
   const at = (...keys: (string | number)[]) => formatPath(['models', id, ...keys]);
   const before = problems.length;
   m.upstreams.forEach((u, index) => {
-    if (!(u.provider in raw.providers)) {
+    const provider = raw.providers[u.provider];
+    if (!provider) {
       problems.push(`${at('upstreams', index, 'provider')}: no provider "${u.provider}" under providers:`);
+    } else if (m.type === 'embedding' && findProviderKind(provider.kind)?.embeddings === false) {
+      problems.push(`${at('upstreams', index, 'provider')}: provider "${u.provider}" (${provider.kind}) has no embeddings API`);
     }
   });
   if (m.type === 'chat') {

@@ -1,10 +1,13 @@
 // The only place that lists provider kinds. Generic code asks the registry for an adapter by kind
 // and never names a provider itself.
+import { anthropicAdapter } from './anthropic/index.js';
+import { azureOpenAIAdapter } from './azure-openai/index.js';
+import { geminiAdapter } from './gemini/index.js';
 import { openaiAdapter, openaiCompatibleAdapter } from './openai/index.js';
 import type { ProviderAdapter, ProviderKindInfo } from './types.js';
 
 const ADAPTERS: ReadonlyMap<string, ProviderAdapter> = new Map(
-  [openaiAdapter, openaiCompatibleAdapter].map((adapter) => [adapter.kind, adapter]),
+  [openaiAdapter, openaiCompatibleAdapter, anthropicAdapter, geminiAdapter, azureOpenAIAdapter].map((adapter) => [adapter.kind, adapter]),
 );
 
 export function findProviderKind(kind: string): ProviderKindInfo | undefined {

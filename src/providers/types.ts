@@ -17,6 +17,8 @@ export interface ProviderKindInfo {
   readonly apiKeyRequired: boolean;
   /** Defined only for kinds that take an `api_version`. */
   readonly defaultApiVersion: string | undefined;
+  /** Whether the API has embeddings (config refuses embedding models routed to a kind without). */
+  readonly embeddings: boolean;
 }
 
 /** One HTTP call upstream. `path` is joined to the provider's configured origin by the transport, so an
@@ -27,6 +29,8 @@ export interface UpstreamRequest {
   readonly path: string;
   readonly headers: Record<string, string>;
   readonly body: string | undefined;
+  /** Convention fields the upstream's API has no place for, dropped (logged at debug, listed in docs/adr). */
+  readonly dropped?: readonly string[];
 }
 
 export interface UpstreamTarget {
@@ -35,6 +39,8 @@ export interface UpstreamTarget {
   readonly upstreamModel: string;
   /** The model ID the client asked for; responses carry it back. */
   readonly clientModel: string;
+  /** The model's max_output_tokens (for APIs where the output limit is required, like Anthropic's). */
+  readonly maxOutputTokens: number | undefined;
 }
 
 /** Usage as the upstream reported it: counts for billing, and the OpenAI-shaped object for the client. */
@@ -85,6 +91,10 @@ export interface ChatStreamTranslator {
   readonly created: number;
 }
 
+/**
+ * Builders may throw GatewayError('invalid_request') for input the upstream's API cannot express (tool
+ * arguments that are not JSON, token-array input to an API that takes text): they run before the hold.
+ */
 export interface ProviderAdapter extends ProviderKindInfo {
   buildChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest;
   parseChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse;

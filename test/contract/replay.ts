@@ -3,31 +3,16 @@
 // OpenAIChatStreamTranslator.onEvent per event, OutputMeter.observeChunk per emitted chunk, and each chunk
 // serialised with the client-facing encoder. No network, no timers.
 import { readFileSync } from 'node:fs';
-import type { ProviderConfig } from '../../src/config/types.js';
 import { OutputMeter } from '../../src/pipeline/output-meter.js';
 import { OpenAIChatStreamTranslator } from '../../src/providers/openai/stream.js';
 import type { JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
 import { SseDecoder } from '../../src/streaming/sse-decoder.js';
 import { encodeSseData } from '../../src/streaming/sse-encoder.js';
+import { testCompatibleProvider, testTarget } from '../support/provider-fixture.js';
 
 export const CLIENT_MODEL = 'client-model';
 
-const PROVIDER: ProviderConfig = {
-  id: 'p',
-  kind: 'openai-compatible',
-  baseUrl: 'http://127.0.0.1:1/v1',
-  origin: 'http://127.0.0.1:1',
-  basePath: '/v1',
-  apiKey: '',
-  apiVersion: undefined,
-  retries: 1,
-  cooldown: { failures: 3, seconds: 30 },
-  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 },
-  onClientDisconnect: 'abort',
-  drainMaxConcurrent: 32,
-};
-
-export const TARGET: UpstreamTarget = { provider: PROVIDER, upstreamModel: 'up', clientModel: CLIENT_MODEL };
+export const TARGET: UpstreamTarget = testTarget({ provider: testCompatibleProvider(), upstreamModel: 'up', clientModel: CLIENT_MODEL });
 
 export interface Replay {
   /** The chunks the client receives, parsed back from the exact SSE text the gateway writes. */

@@ -9,10 +9,10 @@ import { OpenAIChatStreamTranslator } from './stream.js';
 export function createOpenAIAdapter(info: ProviderKindInfo): ProviderAdapter {
   return {
     ...info,
-    buildChatRequest: buildOpenAIChatRequest,
+    buildChatRequest: (body, target) => buildOpenAIChatRequest(body, target),
     parseChatResponse: parseOpenAIChatResponse,
     createChatStreamTranslator: (target) => new OpenAIChatStreamTranslator(target),
-    buildEmbeddingRequest: buildOpenAIEmbeddingRequest,
+    buildEmbeddingRequest: (body, target) => buildOpenAIEmbeddingRequest(body, target),
     parseEmbeddingResponse: parseOpenAIEmbeddingResponse,
     parseError: parseOpenAIError,
   };
@@ -23,6 +23,7 @@ export const openaiAdapter = createOpenAIAdapter({
   defaultBaseUrl: 'https://api.openai.com/v1',
   apiKeyRequired: true,
   defaultApiVersion: undefined,
+  embeddings: true,
 });
 
 export const openaiCompatibleAdapter = createOpenAIAdapter({
@@ -30,4 +31,5 @@ export const openaiCompatibleAdapter = createOpenAIAdapter({
   defaultBaseUrl: undefined,
   apiKeyRequired: false,
   defaultApiVersion: undefined,
+  embeddings: true,
 });

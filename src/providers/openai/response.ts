@@ -1,6 +1,7 @@
 // Reads OpenAI-style non-stream responses (chat completions and embeddings) into the client's shape.
 import { isJsonObject } from '../../json-object.js';
 import { UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamTarget } from '../types.js';
+import { floatsToBase64 } from '../float-base64.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseCompletionChoice, normaliseEnvelope } from './normalize.js';
 import { readOpenAIUsage } from './usage.js';
@@ -25,13 +26,6 @@ export function parseOpenAIChatResponse(json: unknown, target: UpstreamTarget): 
   normaliseEnvelope(json, target.clientModel);
   for (const choice of json.choices) if (isJsonObject(choice)) normaliseCompletionChoice(choice);
   return { body: json, usage: readOpenAIUsage(json.usage) };
-}
-
-/** Float32 little-endian bytes, base64: what OpenAI returns for encoding_format "base64". */
-function floatsToBase64(values: unknown[]): string {
-  const floats = new Float32Array(values.length);
-  for (let i = 0; i < values.length; i++) floats[i] = Number(values[i]);
-  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
 }
 
 export function parseOpenAIEmbeddingResponse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse {

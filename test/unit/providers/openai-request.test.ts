@@ -4,27 +4,15 @@ import assert from 'node:assert/strict';
 import type { ProviderConfig } from '../../../src/config/types.js';
 import { buildOpenAIChatRequest, buildOpenAIEmbeddingRequest } from '../../../src/providers/openai/request.js';
 import type { ChatRequestBody, EmbeddingRequestBody, UpstreamTarget } from '../../../src/providers/types.js';
+import { testProvider, testTarget } from '../../support/provider-fixture.js';
 
-function provider(overrides: Partial<ProviderConfig> = {}): ProviderConfig {
-  return {
-    id: 'openai-main',
-    kind: 'openai',
-    baseUrl: 'https://api.openai.com/v1',
-    origin: 'https://api.openai.com',
-    basePath: '/v1',
-    apiKey: 'sk-provider-secret',
-    apiVersion: undefined,
-    retries: 1,
-    cooldown: { failures: 3, seconds: 30 },
-    timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
-    onClientDisconnect: 'abort',
-    drainMaxConcurrent: 32,
-    ...overrides,
-  };
-}
-
-function target(p: ProviderConfig = provider()): UpstreamTarget {
-  return { provider: p, upstreamModel: 'gpt-4o-mini-2024-07-18', clientModel: 'gpt-4o-mini' };
+/** gpt-4o-mini on an `openai` provider with key sk-provider-secret; `provider` changes what a test is about. */
+function target(provider: Partial<ProviderConfig> = {}): UpstreamTarget {
+  return testTarget({
+    provider: testProvider({ apiKey: 'sk-provider-secret', ...provider }),
+    upstreamModel: 'gpt-4o-mini-2024-07-18',
+    clientModel: 'gpt-4o-mini',
+  });
 }
 
 function chatBody(extra: Record<string, unknown> = {}): ChatRequestBody {
@@ -66,8 +54,8 @@ describe('buildOpenAIChatRequest', () => {
 
   test('posts to basePath + /chat/completions', () => {
     assert.equal(buildOpenAIChatRequest(chatBody(), target()).path, '/v1/chat/completions');
-    assert.equal(buildOpenAIChatRequest(chatBody(), target(provider({ basePath: '' }))).path, '/chat/completions');
-    assert.equal(buildOpenAIChatRequest(chatBody(), target(provider({ basePath: '/api/openai/v1' }))).path, '/api/openai/v1/chat/completions');
+    assert.equal(buildOpenAIChatRequest(chatBody(), target({ basePath: '' })).path, '/chat/completions');
+    assert.equal(buildOpenAIChatRequest(chatBody(), target({ basePath: '/api/openai/v1' })).path, '/api/openai/v1/chat/completions');
     assert.equal(buildOpenAIChatRequest(chatBody(), target()).method, 'POST');
   });
 
@@ -101,7 +89,7 @@ describe('buildOpenAIChatRequest', () => {
       accept: 'application/json',
       authorization: 'Bearer sk-provider-secret',
     });
-    assert.deepEqual(buildOpenAIChatRequest(chatBody(), target(provider({ apiKey: '' }))).headers, {
+    assert.deepEqual(buildOpenAIChatRequest(chatBody(), target({ apiKey: '' })).headers, {
       'content-type': 'application/json',
       accept: 'application/json',
     });

@@ -2,28 +2,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { ProviderConfig } from '../../../src/config/types.js';
 import { parseOpenAIChatResponse, parseOpenAIEmbeddingResponse } from '../../../src/providers/openai/response.js';
-import { UpstreamFailureError, type EmbeddingRequestBody, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
+import { UpstreamFailureError, type EmbeddingRequestBody, type JsonObject } from '../../../src/providers/types.js';
+import { testTarget } from '../../support/provider-fixture.js';
 
 const FIXTURES = new URL('../../fixtures/upstream/', import.meta.url);
 
-const PROVIDER: ProviderConfig = {
-  id: 'openai-main',
-  kind: 'openai',
-  baseUrl: 'https://api.openai.com/v1',
-  origin: 'https://api.openai.com',
-  basePath: '/v1',
-  apiKey: 'sk-x',
-  apiVersion: undefined,
-  retries: 1,
-  cooldown: { failures: 3, seconds: 30 },
-  timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
-  onClientDisconnect: 'abort',
-  drainMaxConcurrent: 32,
-};
-
-const TARGET: UpstreamTarget = { provider: PROVIDER, upstreamModel: 'upstream-model', clientModel: 'client-model' };
+const TARGET = testTarget();
 
 function fixture(name: string): JsonObject {
   return JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as JsonObject;

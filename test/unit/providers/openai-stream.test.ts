@@ -2,29 +2,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { ProviderConfig } from '../../../src/config/types.js';
 import { OpenAIChatStreamTranslator } from '../../../src/providers/openai/stream.js';
-import { UpstreamFailureError, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
+import { UpstreamFailureError, type JsonObject } from '../../../src/providers/types.js';
 import type { SseEvent } from '../../../src/streaming/sse-decoder.js';
+import { testCompatibleProvider, testTarget } from '../../support/provider-fixture.js';
 
 const FIXTURES = new URL('../../fixtures/upstream/', import.meta.url);
 
-const PROVIDER: ProviderConfig = {
-  id: 'compat',
-  kind: 'openai-compatible',
-  baseUrl: 'http://127.0.0.1:8000/v1',
-  origin: 'http://127.0.0.1:8000',
-  basePath: '/v1',
-  apiKey: '',
-  apiVersion: undefined,
-  retries: 1,
-  cooldown: { failures: 3, seconds: 30 },
-  timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
-  onClientDisconnect: 'abort',
-  drainMaxConcurrent: 32,
-};
-
-const TARGET: UpstreamTarget = { provider: PROVIDER, upstreamModel: 'upstream-model', clientModel: 'client-model' };
+const TARGET = testTarget({ provider: testCompatibleProvider() });
 
 function translator(): OpenAIChatStreamTranslator {
   return new OpenAIChatStreamTranslator(TARGET);

@@ -1,0 +1,162 @@
+// Builds Anthropic Messages API requests ({base_url}/v1/messages) from the OpenAI chat-completions body.
+//
+// The convention's fields (CHAT_CONVENTION_FIELDS), decided one by one:
+//   mapped:    model, messages (system/developer → `system`, tool → tool_result), max_completion_tokens and
+//              max_tokens → max_tokens (else the model's max_output_tokens: Anthropic requires it),
+//              stop → stop_sequences, stream, tools, tool_choice, parallel_tool_calls →
+//              disable_parallel_tool_use, reasoning_effort → thinking.budget_tokens, response_format → the
+//              json_response tool, user and safety_identifier → metadata.user_id (both are the end-user id
+//              a provider uses for abuse detection; safety_identifier, the newer, wins)
+//   forwarded: temperature, top_p, metadata (as Anthropic's own), service_tier when 'auto' or
+//              'standard_only' (values Anthropic defines; OpenAI's other tiers are dropped)
+//   dropped:   audio, frequency_penalty, function_call, functions, logit_bias, logprobs, modalities,
+//              moderation, n, prediction, presence_penalty, prompt_cache_key, prompt_cache_options,
+//              prompt_cache_retention, seed, store, stream_options, top_logprobs, verbosity, web_search_options
+// Every field outside the convention is Anthropic's own (thinking, top_k, stop_sequences, container,
+// mcp_servers, context_management, ...) and is forwarded unchanged; it wins over a translated field that
+// sets the same key (a native `thinking` beats reasoning_effort, native `stop_sequences` beats `stop`).
+import { isJsonObject } from '../../json-object.js';
+import { nativeFields } from '../convention-fields.js';
+import { thinkingBudget } from '../reasoning-budget.js';
+import type { ChatRequestBody, UpstreamRequest, UpstreamTarget } from '../types.js';
+import { convertConversation } from './messages.js';
+import { convertTools } from './tools.js';
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+const DROPPED_FIELDS = [
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'modalities',
+  'moderation',
+  'n',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'seed',
+  'store',
+  'stream_options',
+  'top_logprobs',
+  'verbosity',
+  'web_search_options',
+] as const;
+
+const ANTHROPIC_SERVICE_TIERS = new Set(['auto', 'standard_only']);
+
+/** Used only when the model has no max_output_tokens configured (chat models normally do). */
+const FALLBACK_MAX_TOKENS = 4096;
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function positiveInteger(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+function outputLimit(body: ChatRequestBody, target: UpstreamTarget): number {
+  return positiveInteger(body.max_completion_tokens) ?? positiveInteger(body.max_tokens) ?? target.maxOutputTokens ?? FALLBACK_MAX_TOKENS;
+}
+
+function stopSequences(stop: unknown): string[] | undefined {
+  const list = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop.filter((s): s is string => typeof s === 'string') : [];
+  return list.length > 0 ? list : undefined;
+}
+
+function metadata(body: ChatRequestBody): Record<string, unknown> | undefined {
+  const userId = [body.safety_identifier, body.user].find((v) => typeof v === 'string' && v !== '');
+  const merged = { ...(userId ? { user_id: userId } : {}), ...(isJsonObject(body.metadata) ? body.metadata : {}) };
+  return Object.keys(merged).length > 0 ? merged : undefined;
+}
+
+/**
+ * Anthropic rejects thinking when the assistant turn being continued called tools without a thinking
+ * block first. Clients that do not echo `thinking_blocks` would always hit that error with a gateway-
+ * chosen budget, so the gateway leaves thinking off for them instead.
+ */
+function continuesToolUseWithoutThinking(messages: readonly Record<string, unknown>[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant') continue;
+    const calledTools = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    return calledTools && !(Array.isArray(message.thinking_blocks) && message.thinking_blocks.length > 0);
+  }
+  return false;
+}
+
+/** The budget for thinking the gateway turns on for reasoning_effort; undefined leaves it off. */
+function gatewayThinkingBudget(body: ChatRequestBody, nativeThinking: unknown, maxTokens: number, dropped: Set<string>): number | undefined {
+  if (nativeThinking !== undefined) {
+    if (present(body.reasoning_effort)) dropped.add('reasoning_effort');
+    return undefined;
+  }
+  const budget = thinkingBudget(body.reasoning_effort, maxTokens);
+  if (budget === undefined || !continuesToolUseWithoutThinking(body.messages)) return budget;
+  dropped.add('reasoning_effort');
+  return undefined;
+}
+
+function headers(target: UpstreamTarget, stream: boolean): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+    'anthropic-version': ANTHROPIC_VERSION,
+    ...(target.provider.apiKey ? { 'x-api-key': target.provider.apiKey } : {}),
+  };
+}
+
+/** Throws GatewayError('invalid_request') when tool-call arguments in the history are not a JSON object. */
+export function buildAnthropicChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest {
+  const dropped = new Set<string>();
+  const native = nativeFields(body);
+  const maxTokens = outputLimit(body, target);
+  const budget = gatewayThinkingBudget(body, native.thinking, maxTokens, dropped);
+  const thinkingOn = budget !== undefined || (isJsonObject(native.thinking) && native.thinking.type !== 'disabled');
+
+  const { system, messages } = convertConversation(body.messages, dropped);
+  const tooling = convertTools(body, thinkingOn, dropped);
+  if (tooling.instruction) system.push({ type: 'text', text: tooling.instruction });
+
+  const out: Record<string, unknown> = { model: target.upstreamModel, max_tokens: maxTokens };
+  if (system.length > 0) out.system = system;
+  out.messages = messages;
+  if (tooling.tools.length > 0) out.tools = tooling.tools;
+  if (tooling.toolChoice) out.tool_choice = tooling.toolChoice;
+  if (budget !== undefined) out.thinking = { type: 'enabled', budget_tokens: budget };
+  if (present(body.temperature)) {
+    // Anthropic rejects temperature (and top_k) with thinking; the client did not ask for thinking by
+    // name, so the gateway's own choice must not turn its request into an error.
+    if (budget === undefined) out.temperature = body.temperature;
+    else dropped.add('temperature');
+  }
+  if (present(body.top_p)) out.top_p = body.top_p;
+  const stop = stopSequences(body.stop);
+  if (stop) out.stop_sequences = stop;
+  const meta = metadata(body);
+  if (meta) out.metadata = meta;
+  if (present(body.service_tier)) {
+    if (typeof body.service_tier === 'string' && ANTHROPIC_SERVICE_TIERS.has(body.service_tier)) out.service_tier = body.service_tier;
+    else dropped.add('service_tier');
+  }
+  for (const field of DROPPED_FIELDS) if (present(body[field])) dropped.add(field);
+
+  for (const [key, value] of Object.entries(native)) {
+    if (key === 'top_k' && budget !== undefined) dropped.add('top_k');
+    else out[key] = value;
+  }
+  const stream = body.stream === true;
+  if (stream) out.stream = true;
+  return {
+    method: 'POST',
+    path: `${target.provider.basePath}/v1/messages`,
+    headers: headers(target, stream),
+    body: JSON.stringify(out),
+    ...(dropped.size > 0 ? { dropped: [...dropped] } : {}),
+  };
+}

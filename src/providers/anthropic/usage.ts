@@ -1,0 +1,47 @@
+// Reads Anthropic usage counters into billable counts and the OpenAI-shaped usage object.
+import { countText } from '../../billing/token-count.js';
+import { isJsonObject } from '../../json-object.js';
+import type { ReportedUsage } from '../types.js';
+
+const COUNTERS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
+
+/** Anthropic's counters as last reported: each field keeps the last value seen (never a sum). */
+export type AnthropicUsageCounts = Partial<Record<(typeof COUNTERS)[number], number>>;
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** Overwrites the counters present in `raw`. message_delta's output_tokens is cumulative, and it may
+ * restate input and cache counts with values that differ from message_start's: the last report wins. */
+export function mergeUsageCounts(counts: AnthropicUsageCounts, raw: unknown): void {
+  if (!isJsonObject(raw)) return;
+  for (const name of COUNTERS) {
+    const value = count(raw[name]);
+    if (value !== undefined) counts[name] = value;
+  }
+}
+
+/**
+ * Null without input and output counts (the request is then settled as estimated). Anthropic's input
+ * count excludes cache reads and writes; the convention's prompt_tokens includes both, with reads as
+ * cached tokens. Anthropic reports no reasoning count: `reasoning` is a tokenizer estimate of the
+ * thinking text, capped at the output count (it is display only; billing prices all output alike).
+ */
+export function reportAnthropicUsage(counts: AnthropicUsageCounts, thinkingText: string): ReportedUsage | null {
+  const { input_tokens: uncached, output_tokens: output } = counts;
+  if (uncached === undefined || output === undefined) return null;
+  const cached = counts.cache_read_input_tokens ?? 0;
+  const input = uncached + cached + (counts.cache_creation_input_tokens ?? 0);
+  const reasoning = Math.min(countText(thinkingText), output);
+  return {
+    tokens: { input, cachedInput: cached, output, reasoning },
+    openai: {
+      prompt_tokens: input,
+      completion_tokens: output,
+      total_tokens: input + output,
+      prompt_tokens_details: { cached_tokens: cached },
+      completion_tokens_details: { reasoning_tokens: reasoning },
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// Reads Gemini `usageMetadata` into billable counts and the OpenAI-shaped usage object.
+import { isJsonObject } from '../../json-object.js';
+import type { ReportedUsage } from '../types.js';
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * Null when the object carries no counts (stream chunks may hold only `trafficType`). Gemini's JSON omits
+ * zero counts, so a missing count beside a present prompt count is 0. `candidatesTokenCount` excludes
+ * thoughts, so output = candidates + thoughts; tool-use prompt tokens (e.g. search results fed back) are input.
+ */
+export function readGeminiUsage(raw: unknown): ReportedUsage | null {
+  if (!isJsonObject(raw)) return null;
+  const prompt = count(raw.promptTokenCount);
+  if (prompt === undefined) return null;
+  const input = prompt + (count(raw.toolUsePromptTokenCount) ?? 0);
+  const reasoning = count(raw.thoughtsTokenCount) ?? 0;
+  const output = (count(raw.candidatesTokenCount) ?? 0) + reasoning;
+  // Cached content is part of promptTokenCount.
+  const cached = Math.min(count(raw.cachedContentTokenCount) ?? 0, input);
+  return {
+    tokens: { input, cachedInput: cached, output, reasoning },
+    openai: {
+      prompt_tokens: input,
+      completion_tokens: output,
+      total_tokens: input + output,
+      prompt_tokens_details: { cached_tokens: cached },
+      completion_tokens_details: { reasoning_tokens: reasoning },
+    },
+  };
+}
