@@ -8,6 +8,9 @@ import type { Logger } from './log.js';
 import { openStore } from './storage/open-store.js';
 import type { Store } from './storage/types.js';
 import { UpstreamTransport } from './upstream/transport.js';
+import { DrainSlots } from './pipeline/drain-slots.js';
+import { InFlightRequests } from './pipeline/in-flight.js';
+import { ProviderHealth } from './routing/provider-health.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -31,8 +34,19 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const transport = new UpstreamTransport();
   const ledger = new Ledger(store.ledger, config.billing, log);
   const sweeper = new HoldSweeper(store.ledger, config.billing.sweepIntervalSeconds, log);
+  const inFlight = new InFlightRequests();
   let closing = false;
-  const server = buildServer({ config, ledger, transport, log, keys: store.keys, isClosing: () => closing });
+  const server = buildServer({
+    config,
+    ledger,
+    transport,
+    log,
+    health: new ProviderHealth(),
+    drains: new DrainSlots(),
+    keys: store.keys,
+    inFlight,
+    isClosing: () => closing,
+  });
   const host = options.host ?? config.server.host;
   await server.listen({ host, port: options.port ?? config.server.port });
   sweeper.start();
@@ -43,13 +57,20 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   log.info({ url, models: config.models.size, providers: config.providers.size }, 'tollgate listening');
 
   let closed: Promise<void> | undefined;
+  // SIGTERM: refuse new work (503 on open connections; the listener closes), give in-flight requests
+  // up to shutdown_grace_seconds, then cut what is left (those settle as client disconnects), wait
+  // for every settlement, and only then close the database.
   async function shutDown(): Promise<void> {
     closing = true;
-    const grace = setTimeout(() => server.server.closeAllConnections(), config.server.shutdownGraceSeconds * 1000);
+    const stopped = server.close();
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([inFlight.drained(), new Promise<void>((resolve) => (grace = setTimeout(resolve, config.server.shutdownGraceSeconds * 1000)))]);
+    clearTimeout(grace);
+    server.server.closeAllConnections();
     try {
-      await server.close();
+      await stopped;
+      await inFlight.drained();
     } finally {
-      clearTimeout(grace);
       await sweeper.stop();
       await transport.close();
       await store.close();

@@ -2,6 +2,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
+import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
@@ -19,6 +20,8 @@ declare module 'fastify' {
 
 export interface ServerDeps extends PipelineDeps {
   readonly keys: KeyStore;
+  /** Chat and embedding requests still being served (shutdown waits for them to settle). */
+  readonly inFlight: InFlightRequests;
   /** True once shutdown began: new requests get 503. */
   readonly isClosing: () => boolean;
 }
@@ -64,8 +67,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
           throw new GatewayError('unsupported_media_type');
         }
       });
-      registerChatRoute(api, deps);
-      registerEmbeddingsRoute(api, deps);
+      registerChatRoute(api, deps, deps.inFlight);
+      registerEmbeddingsRoute(api, deps, deps.inFlight);
       registerModelRoutes(api, deps.config);
       registerKeyRoute(api);
     },

@@ -1,53 +1,119 @@
-// Streaming chat: upstream SSE → adapter translator → client SSE, chunk by chunk as the bytes arrive
-// (never buffered), then the gateway's own final usage chunk (with the cost) and [DONE].
-import { SseDecoder, SseOverflowError, type SseEvent } from '../streaming/sse-decoder.js';
-import { encodeSseData, SSE_DONE } from '../streaming/sse-encoder.js';
-import type { JsonObject } from '../json-object.js';
-import { UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator } from '../providers/types.js';
+// Streaming chat. Until the first chunk is ready for the client, a failing upstream can still be
+// retried or replaced (withFailover); from then on the stream is committed: each upstream read is
+// relayed as it arrives, the hold is kept alive, and the gateway ends with its own usage chunk (with
+// the cost) and [DONE] — or, after a failure, an error event and [DONE].
+import type { UpstreamRequest } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
-import { AttemptSignal } from '../upstream/attempt-signal.js';
-import { toTransportError, TransportError, type UpstreamResponse } from '../upstream/transport.js';
+import { encodeSseData, SSE_DONE } from '../streaming/sse-encoder.js';
+import { AttemptSignal, type DrainPermit } from '../upstream/attempt-signal.js';
+import { TransportError } from '../upstream/transport.js';
 import { readUpstreamFailure } from './call-upstream.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
-import { OutputMeter } from './output-meter.js';
+import { withFailover } from './failover.js';
 import type { RequestBill } from './request-bill.js';
 import { attemptStatusOf, toGatewayError } from './upstream-error.js';
+import { UpstreamStream } from './upstream-stream.js';
+
+interface OpenedStream {
+  readonly stream: UpstreamStream;
+  readonly firstText: string;
+}
 
 export async function streamChat(
   deps: PipelineDeps,
   client: ClientRequest,
-  body: ChatRequestBody,
-  candidate: Candidate,
+  candidates: readonly Candidate[],
+  requestFor: (candidate: Candidate) => UpstreamRequest,
   bill: RequestBill,
   openSink: () => SseSink,
 ): Promise<void> {
-  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs);
-  const startedAt = performance.now();
-  let response: UpstreamResponse;
+  let opened: OpenedStream;
   try {
-    response = await deps.transport.send(candidate.provider, candidate.adapter.buildChatRequest(body, candidate.target), attempt.signal);
-    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    opened = await withFailover(deps, client, bill, candidates, (candidate) => openStream(deps, client, candidate, requestFor(candidate), bill));
   } catch (error) {
-    attempt.dispose();
-    bill.recordAttempt(candidate.provider.id, attemptStatusOf(error), startedAt);
     throw await bill.abandon(error);
   }
-  bill.recordAttempt(candidate.provider.id, response.status, startedAt);
-
-  const translator = candidate.adapter.createChatStreamTranslator(candidate.target);
-  const meter = new OutputMeter();
+  const { stream } = opened;
   const sink = openSink();
   let failure: unknown;
   try {
-    await relay(response, translator, meter, sink);
+    await relay(deps, client, opened, sink);
   } catch (error) {
-    failure = error instanceof UpstreamFailureError || error instanceof SseOverflowError ? error : toTransportError(error, attempt.signal);
+    failure = error;
   } finally {
-    attempt.dispose();
+    stream.close();
   }
+  await finish(client, stream, bill, sink, failure);
+}
 
+/**
+ * One attempt: send, check the status, and read until the first chunk that carries output (content,
+ * reasoning, a tool call, a finish) — a bare role chunk is held back with it, so an upstream that fails
+ * right after announcing the assistant role can still be retried or replaced.
+ */
+async function openStream(
+  deps: PipelineDeps,
+  client: ClientRequest,
+  candidate: Candidate,
+  request: UpstreamRequest,
+  bill: RequestBill,
+): Promise<OpenedStream> {
+  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate));
+  const startedAt = performance.now();
+  let stream: UpstreamStream | undefined;
+  try {
+    const response = await deps.transport.send(candidate.provider, request, attempt.signal);
+    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    stream = new UpstreamStream(candidate, response, attempt);
+    let firstText = '';
+    const { meter, translator } = stream;
+    while (!stream.ended && !meter.sawOutput && !meter.sawFinish && !translator.finished) firstText += await stream.next();
+    if (!firstText && !translator.finished && !translator.usage) {
+      throw new TransportError('reset', 'the upstream stream ended before its first chunk');
+    }
+    bill.recordAttempt(candidate.provider.id, response.status, startedAt);
+    return { stream, firstText };
+  } catch (error) {
+    if (stream) stream.close();
+    else attempt.dispose();
+    bill.recordAttempt(candidate.provider.id, attemptStatusOf(error), startedAt);
+    throw error;
+  }
+}
+
+function drainPermit(deps: PipelineDeps, candidate: Candidate): DrainPermit | undefined {
+  if (candidate.provider.onClientDisconnect !== 'drain') return undefined;
+  return {
+    tryStart: () => deps.drains.tryAcquire(candidate.provider),
+    finish: () => deps.drains.release(candidate.provider),
+  };
+}
+
+/** Relays every upstream read as it arrives; a live stream keeps pushing its hold's expiry forward. */
+async function relay(deps: PipelineDeps, client: ClientRequest, opened: OpenedStream, sink: SseSink): Promise<void> {
+  const extendEveryMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
+  let extendAt = performance.now() + extendEveryMs;
+  let text = opened.firstText;
+  for (;;) {
+    // A drained stream (client gone, exact usage wanted) reads on without writing.
+    if (text && !client.signal.aborted) {
+      const backpressure = sink.write(text);
+      if (backpressure) await backpressure;
+    }
+    if (performance.now() >= extendAt) {
+      extendAt = performance.now() + extendEveryMs;
+      await deps.ledger.extend(client.requestId);
+    }
+    if (opened.stream.ended) return;
+    text = await opened.stream.next();
+  }
+}
+
+/** Settles the request and ends the client's stream, whatever happened. */
+async function finish(client: ClientRequest, stream: UpstreamStream, bill: RequestBill, sink: SseSink, failure: unknown): Promise<void> {
+  const { translator, meter } = stream;
   if (client.signal.aborted) {
-    // Nobody to answer: settle on what is known (exact usage if it had arrived) and stop.
+    // Nobody to answer: settle on what is known (exact usage if it had arrived, or was drained).
     if (translator.usage) await bill.settleExact(translator.usage, 499);
     else await bill.settleEstimated(meter.tokens(), 499);
     return;
@@ -58,11 +124,10 @@ export async function streamChat(
   const harmlessDrop = failure instanceof TransportError && meter.sawFinish && translator.usage !== null;
   if (!failure && !completed) failure = new TransportError('reset', 'the upstream stream ended before it completed');
   if (failure && !harmlessDrop) {
-    const gatewayError = toGatewayError(failure, candidate.provider);
+    const gatewayError = toGatewayError(failure, stream.candidate.provider);
     if (!meter.sawOutput) await bill.release(gatewayError.status);
     else if (translator.usage) await bill.settleExact(translator.usage, gatewayError.status);
     else await bill.settleEstimated(meter.tokens(), gatewayError.status);
-    if (!sink.started) throw gatewayError;
     sink.end(encodeSseData(gatewayError.toBody()) + SSE_DONE);
     return;
   }
@@ -71,43 +136,9 @@ export async function streamChat(
     id: translator.id || `chatcmpl-${client.requestId}`,
     object: 'chat.completion.chunk',
     created: translator.created || Math.floor(Date.now() / 1000),
-    model: candidate.target.clientModel,
+    model: stream.candidate.target.clientModel,
     choices: [],
     usage: charge.usage,
   };
   sink.end(encodeSseData(finalChunk) + SSE_DONE);
-}
-
-/** Pumps the upstream body through the translator to the client, honouring the client's backpressure. */
-async function relay(response: UpstreamResponse, translator: ChatStreamTranslator, meter: OutputMeter, sink: SseSink): Promise<void> {
-  const decoder = new SseDecoder();
-  for await (const data of response.body) {
-    await forward(decoder.push(data as Buffer), translator, meter, sink);
-  }
-  await forward(decoder.end(), translator, meter, sink);
-}
-
-/** All chunks of one upstream read go out in one write; an error event still lets earlier chunks through. */
-async function forward(events: readonly SseEvent[], translator: ChatStreamTranslator, meter: OutputMeter, sink: SseSink): Promise<void> {
-  if (events.length === 0) return;
-  let text = '';
-  let failure: unknown;
-  for (const event of events) {
-    let chunk: JsonObject | null;
-    try {
-      chunk = translator.onEvent(event);
-    } catch (error) {
-      failure = error;
-      break;
-    }
-    if (chunk) {
-      meter.observeChunk(chunk);
-      text += encodeSseData(chunk);
-    }
-  }
-  if (text) {
-    const backpressure = sink.write(text);
-    if (backpressure) await backpressure;
-  }
-  if (failure) throw failure;
 }

@@ -1,14 +1,17 @@
-// POST /v1/chat/completions: resolve → size the hold → admit → call upstream → meter → settle.
+// POST /v1/chat/completions: resolve → size the hold → admit → call upstream (with retries and
+// fallback) → meter → settle.
 import { resolveMaxOutput, sizeChatHold } from '../billing/pricing.js';
 import { countChatInput } from '../billing/token-count.js';
 import type { JsonObject } from '../json-object.js';
 import type { ChatRequestBody } from '../providers/types.js';
-import { assertProviderUsable, resolveRoute, type Candidate } from '../routing/resolve-route.js';
-import { streamChat } from './chat-stream.js';
+import { resolveRoute } from '../routing/resolve-route.js';
 import { fetchUpstreamJson } from './call-upstream.js';
+import { streamChat } from './chat-stream.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
+import { withFailover } from './failover.js';
 import { OutputMeter } from './output-meter.js';
 import { RequestBill } from './request-bill.js';
+import { planUpstreams, type UpstreamPlan } from './upstream-plan.js';
 
 export type ChatOutcome = { readonly kind: 'json'; readonly body: JsonObject } | { readonly kind: 'streamed' };
 
@@ -19,37 +22,32 @@ export async function runChat(
   openSink: () => SseSink,
 ): Promise<ChatOutcome> {
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat');
-  const candidate = route.candidates[0]!;
-  assertProviderUsable(candidate);
+  const plan = planUpstreams(deps, client, route, (candidate) => candidate.adapter.buildChatRequest(body, candidate.target));
   const model = route.model;
   const inputTokens = countChatInput(body);
   const modelMaxOutput = model.maxOutputTokens!;
   const n = typeof body.n === 'number' ? body.n : 1;
   const hold = sizeChatHold(model.rates, inputTokens, resolveMaxOutput(body, modelMaxOutput), n);
-  const bill = await RequestBill.open(deps, client, model, candidate, { rates: model.rates, inputTokens, n, hold, modelMaxOutput });
+  const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, { rates: model.rates, inputTokens, n, hold, modelMaxOutput });
   try {
     if (body.stream === true) {
-      await streamChat(deps, client, body, candidate, bill, openSink);
+      await streamChat(deps, client, plan.candidates, plan.requestFor, bill, openSink);
       return { kind: 'streamed' };
     }
-    return { kind: 'json', body: await completeChat(deps, client, body, candidate, bill) };
+    return { kind: 'json', body: await completeChat(deps, client, plan, bill) };
   } finally {
     // A bug must not strand a hold until it expires.
     if (!bill.isClosed) await bill.release(500);
   }
 }
 
-async function completeChat(
-  deps: PipelineDeps,
-  client: ClientRequest,
-  body: ChatRequestBody,
-  candidate: Candidate,
-  bill: RequestBill,
-): Promise<JsonObject> {
+async function completeChat(deps: PipelineDeps, client: ClientRequest, plan: UpstreamPlan, bill: RequestBill): Promise<JsonObject> {
   let parsed;
   try {
-    const json = await fetchUpstreamJson(deps, client, candidate, candidate.adapter.buildChatRequest(body, candidate.target), bill);
-    parsed = candidate.adapter.parseChatResponse(json, candidate.target);
+    parsed = await withFailover(deps, client, bill, plan.candidates, async (candidate) => {
+      const json = await fetchUpstreamJson(deps, client, candidate, plan.requestFor(candidate), bill);
+      return candidate.adapter.parseChatResponse(json, candidate.target);
+    });
   } catch (error) {
     throw await bill.abandon(error);
   }

@@ -2,14 +2,19 @@
 import type { Logger } from 'pino';
 import type { Ledger } from '../billing/ledger.js';
 import type { Config } from '../config/types.js';
+import type { UpstreamRequest } from '../providers/types.js';
+import type { ProviderHealth } from '../routing/provider-health.js';
 import type { KeyRecord } from '../storage/types.js';
 import type { UpstreamTransport } from '../upstream/transport.js';
+import type { DrainSlots } from './drain-slots.js';
 
 export interface PipelineDeps {
   readonly config: Config;
   readonly ledger: Ledger;
   readonly transport: UpstreamTransport;
   readonly log: Logger;
+  readonly health: ProviderHealth;
+  readonly drains: DrainSlots;
 }
 
 /** One authenticated client request. */
@@ -33,5 +38,12 @@ export class ClientGoneError extends Error {
   constructor() {
     super('the client disconnected');
     this.name = 'ClientGoneError';
+  }
+}
+
+/** Convention fields the upstream's API has no place for are dropped, never rejected; say so at debug. */
+export function logDropped(deps: PipelineDeps, client: ClientRequest, request: UpstreamRequest): void {
+  if (request.dropped && request.dropped.length > 0) {
+    deps.log.debug({ requestId: client.requestId, dropped: request.dropped }, 'fields without a meaning upstream were dropped');
   }
 }

@@ -3,19 +3,20 @@ import { sizeEmbeddingHold } from '../billing/pricing.js';
 import { countEmbeddingInput } from '../billing/token-count.js';
 import type { JsonObject } from '../json-object.js';
 import type { EmbeddingRequestBody } from '../providers/types.js';
-import { assertProviderUsable, resolveRoute } from '../routing/resolve-route.js';
+import { resolveRoute } from '../routing/resolve-route.js';
 import { fetchUpstreamJson } from './call-upstream.js';
 import type { ClientRequest, PipelineDeps } from './deps.js';
+import { withFailover } from './failover.js';
 import { RequestBill } from './request-bill.js';
+import { planUpstreams } from './upstream-plan.js';
 
 export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, body: EmbeddingRequestBody): Promise<JsonObject> {
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'embedding');
-  const candidate = route.candidates[0]!;
-  assertProviderUsable(candidate);
+  const plan = planUpstreams(deps, client, route, (candidate) => candidate.adapter.buildEmbeddingRequest(body, candidate.target));
   const model = route.model;
   const inputTokens = countEmbeddingInput(body.input);
   const hold = sizeEmbeddingHold(model.rates, inputTokens);
-  const bill = await RequestBill.open(deps, client, model, candidate, {
+  const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, {
     rates: model.rates,
     inputTokens,
     n: 1,
@@ -25,11 +26,14 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
   try {
     let parsed;
     try {
-      const json = await fetchUpstreamJson(deps, client, candidate, candidate.adapter.buildEmbeddingRequest(body, candidate.target), bill);
-      parsed = candidate.adapter.parseEmbeddingResponse(json, body, candidate.target);
+      parsed = await withFailover(deps, client, bill, plan.candidates, async (candidate) => {
+        const json = await fetchUpstreamJson(deps, client, candidate, plan.requestFor(candidate), bill);
+        return candidate.adapter.parseEmbeddingResponse(json, body, candidate.target);
+      });
     } catch (error) {
       throw await bill.abandon(error);
     }
+    // Without upstream usage (Gemini reports none) the gateway's own count is billed, marked estimated.
     const charge = parsed.usage ? await bill.settleExact(parsed.usage, 200) : await bill.settleEstimated(0, 200);
     parsed.body.usage = charge.usage;
     return parsed.body;

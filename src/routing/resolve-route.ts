@@ -10,6 +10,8 @@ export interface Candidate {
   readonly provider: ProviderConfig;
   readonly adapter: ProviderAdapter;
   readonly target: UpstreamTarget;
+  /** For `routing: weighted`. */
+  readonly weight: number;
 }
 
 export interface Route {
@@ -29,16 +31,12 @@ export function resolveRoute(config: Config, allowed: AllowedModels, modelId: st
   const candidates = model.upstreams.map((upstream) => {
     const provider = config.providers.get(upstream.provider)!;
     const adapter = adapterFor(provider.kind);
-    return { provider, adapter, target: { provider, upstreamModel: upstream.model, clientModel: model.id } };
+    return {
+      provider,
+      adapter,
+      weight: upstream.weight,
+      target: { provider, upstreamModel: upstream.model, clientModel: model.id, maxOutputTokens: model.maxOutputTokens },
+    };
   });
   return { model, candidates };
-}
-
-/** A provider whose kind needs a key and has none fails before any hold is placed. */
-export function assertProviderUsable(candidate: Candidate): void {
-  if (candidate.adapter.apiKeyRequired && candidate.provider.apiKey === '') {
-    throw new GatewayError('upstream_error', {
-      message: `Provider '${candidate.provider.id}' has no api_key configured; set it in tollgate.yaml.`,
-    });
-  }
 }

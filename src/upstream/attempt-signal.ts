@@ -1,15 +1,29 @@
-// One abort signal per upstream attempt: fires when the client goes away or the attempt's total time
-// limit passes. (A timed-out attempt must not abort the next one, so each gets its own controller.)
+// One abort signal per upstream attempt: fires when the attempt's total time limit passes, or when the
+// client goes away — unless the attempt may drain (keep reading for exact usage) instead. A timed-out
+// attempt must not abort the next one, so each attempt gets its own controller.
 import { TotalTimeoutReason } from './transport.js';
+
+export interface DrainPermit {
+  /** Asked once, when the client disconnects: true to keep reading the upstream. */
+  tryStart(): boolean;
+  /** Called at dispose when tryStart returned true. */
+  finish(): void;
+}
 
 export class AttemptSignal {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
-  private readonly onClientAbort = () => this.controller.abort(this.client.reason);
+  private readonly onClientAbort = () => {
+    if (this.drain?.tryStart()) this.draining = true;
+    else this.controller.abort(this.client.reason);
+  };
+  /** The client left and the attempt keeps reading to bill exactly. */
+  draining = false;
 
   constructor(
     private readonly client: AbortSignal,
     totalMs: number,
+    private readonly drain?: DrainPermit,
   ) {
     this.timer = setTimeout(() => this.controller.abort(new TotalTimeoutReason()), totalMs);
     if (client.aborted) this.controller.abort(client.reason);
@@ -23,5 +37,9 @@ export class AttemptSignal {
   dispose(): void {
     clearTimeout(this.timer);
     this.client.removeEventListener('abort', this.onClientAbort);
+    if (this.draining) {
+      this.draining = false;
+      this.drain?.finish();
+    }
   }
 }

@@ -19,26 +19,22 @@ import {
 import { assertMatchesSchema } from '../support/openapi.js';
 import {
   assertErrorResponse,
-  assertLedgerSettled,
-  chatCostNano,
   costOf,
   finalUsageChunk,
-  holdOf,
-  sdk,
+  postChat,
   ssePayloads,
-  startE2E,
+  startE2EWithKey,
   stopE2E,
   streamChat,
   streamedText,
-  UsageExpectations,
   validateStreamEvents,
   waitFor,
   type E2E,
-  type ExpectedRow,
-  type UsageRowJson,
   type Json,
   type StreamRead,
 } from '../support/e2e.js';
+import { assertLedgerSettled, holdOf, UsageExpectations, type ExpectedRow, type UsageRow } from '../support/ledger-check.js';
+import { chatCostNano } from '../support/money.js';
 
 const hello = [{ role: 'user', content: 'Hello' }];
 const WEATHER_TOOL = {
@@ -52,16 +48,14 @@ describe('chat completions (stream)', () => {
   let client: OpenAI;
 
   before(async () => {
-    e = await startE2E();
-    key = await e.gw.createKey({ name: 'stream', balance: 10 });
-    client = sdk(e.gw, key.key);
+    ({ e, key, client } = await startE2EWithKey({ name: 'stream', balance: 10 }));
   });
   after(() => stopE2E(e));
   beforeEach(() => e.mock.reset());
 
   /** Usage rows are checked at the end of the file, with one `tollgate usage --json` run. */
   const expectedRows = new UsageExpectations();
-  function checkRow(exp: Omit<ExpectedRow, 'keyId'>, extra?: (row: UsageRowJson) => void): void {
+  function checkRow(exp: Omit<ExpectedRow, 'keyId'>, extra?: (row: UsageRow) => void): void {
     expectedRows.add({ keyId: key.id, ...exp }, extra);
   }
 
@@ -237,22 +231,17 @@ describe('chat completions (stream)', () => {
       checkRow({ label: 'error event in a 200 stream', requestId: read.requestId, model: 'gpt-test', upstreamModel: 'gpt-4o-mini', status: [200, 502], attempts: 'any', costNano: charged, source: 'estimated' });
     });
 
-    test('an upstream cut before any event answers a 502 JSON error (no SSE), releases the hold and charges nothing', async () => {
+    test('an upstream cut before any event is retried once, then answers a 502 JSON error (no SSE), releases the hold and charges nothing', async () => {
       e.mock.handle(cutAfter(0));
       const before = e.gw.audit(key.id);
-      const res = await fetch(`${e.gw.baseURL}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-test', messages: hello, stream: true }),
-      });
-      const text = await res.text();
+      const res = await postChat(e.gw, key.key, { model: 'gpt-test', messages: hello, stream: true });
       const requestId = res.headers.get('x-request-id')!;
-      assertErrorResponse({ status: res.status, headers: res.headers, text, json: JSON.parse(text) }, 502, 'upstream_error');
+      assertErrorResponse(res, 502, 'upstream_error');
       const after = assertLedgerSettled(e.gw, key.id);
       assert.equal(after.spent, before.spent, 'nothing charged');
       assert.equal(after.balance, before.balance);
       assert.equal(holdOf(e.gw, requestId)?.status, 'released');
-      assert.equal(e.mock.requests.length, 1);
+      assert.equal(e.mock.requests.length, 2, 'the default retries: 1 tries the upstream twice');
       assert.equal(after.usageRows - before.usageRows, 1, 'a usage row for the failed request');
       checkRow({ label: 'cut before any event', requestId, model: 'gpt-test', upstreamModel: 'gpt-4o-mini', status: 502, attempts: 'any', source: 'any', costNano: 0 });
     });
@@ -260,17 +249,12 @@ describe('chat completions (stream)', () => {
     test('a stream cut after only the role chunk charges nothing and still ends in an error', async () => {
       e.mock.handle(cutAfter(1));
       const before = e.gw.audit(key.id);
-      const res = await fetch(`${e.gw.baseURL}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-test', messages: hello, stream: true }),
-      });
-      const text = await res.text();
+      const res = await postChat(e.gw, key.key, { model: 'gpt-test', messages: hello, stream: true });
       if (res.status === 200) {
-        const { error } = validateStreamEvents(ssePayloads(text));
+        const { error } = validateStreamEvents(ssePayloads(res.text));
         assert.ok(error, 'the stream ends with an error event');
       } else {
-        assertErrorResponse({ status: res.status, headers: res.headers, text, json: JSON.parse(text) }, 502, 'upstream_error');
+        assertErrorResponse(res, 502, 'upstream_error');
       }
       const after = assertLedgerSettled(e.gw, key.id);
       assert.equal(after.spent, before.spent, 'no output reached the client: nothing charged');

@@ -8,19 +8,9 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'ope
 import type { CreatedKey } from '../support/gateway-process.js';
 import { DEFAULT_TEXT, JSON_MODE_TEXT, TOOL_ARGUMENTS, chatCompletion, makeUsage } from '../support/mock-upstream.js';
 import { assertMatchesSchema } from '../support/openapi.js';
-import {
-  assertLedgerSettled,
-  chatCostNano,
-  costOf,
-  holdOf,
-  sdk,
-  startE2E,
-  stopE2E,
-  UsageExpectations,
-  type E2E,
-  type ExpectedRow,
-  type UsageRowJson,
-} from '../support/e2e.js';
+import { costOf, startE2EWithKey, stopE2E, type E2E } from '../support/e2e.js';
+import { assertLedgerSettled, holdOf, UsageExpectations, type ExpectedRow, type UsageRow } from '../support/ledger-check.js';
+import { chatCostNano } from '../support/money.js';
 
 const WEATHER_TOOL = {
   type: 'function' as const,
@@ -37,9 +27,7 @@ describe('chat completions (non-stream)', () => {
   let client: OpenAI;
 
   before(async () => {
-    e = await startE2E();
-    key = await e.gw.createKey({ name: 'chat', balance: 10 });
-    client = sdk(e.gw, key.key);
+    ({ e, key, client } = await startE2EWithKey({ name: 'chat', balance: 10 }));
   });
   after(() => stopE2E(e));
   beforeEach(() => e.mock.reset());
@@ -63,7 +51,7 @@ describe('chat completions (non-stream)', () => {
 
   /** Usage rows are checked at the end of the file, with one `tollgate usage --json` run. */
   const expectedRows = new UsageExpectations();
-  function checkRow(exp: Omit<ExpectedRow, 'keyId'>, extra?: (row: UsageRowJson) => void): void {
+  function checkRow(exp: Omit<ExpectedRow, 'keyId'>, extra?: (row: UsageRow) => void): void {
     expectedRows.add({ keyId: key.id, ...exp }, extra);
   }
 

@@ -7,24 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { mockConfig, runCli } from '../support/gateway-process.js';
 import type { MockUpstream } from '../support/mock-upstream.js';
-import {
-  assertChatOk,
-  assertErrorResponse,
-  assertLedgerSettled,
-  call,
-  chatCostNano,
-  extendConfig,
-  ledgerKinds,
-  nano,
-  parseJsonOutput,
-  postChat,
-  runCliIn,
-  startE2E,
-  stopE2E,
-  usageRows,
-  type E2E,
-  type Json,
-} from '../support/e2e.js';
+import { assertChatOk, assertErrorResponse, call, extendConfig, parseJsonOutput, postChat, startE2E, stopE2E, type E2E, type Json } from '../support/e2e.js';
+import { assertLedgerSettled, ledgerKinds, usageRows } from '../support/ledger-check.js';
+import { chatCostNano, usdToNano } from '../support/money.js';
 
 const SECRET = 'sk-mock-upstream-secret';
 const KEY_FIELDS = ['allowed_models', 'available', 'balance', 'created_at', 'held', 'id', 'name', 'prefix', 'status'];
@@ -131,12 +116,12 @@ describe('tollgate CLI', () => {
     const shown = parseJsonOutput(await e.gw.cli(['keys', 'show', key.id, '--json']), 'keys show --json');
     assert.deepEqual(Object.keys(shown).sort(), [...KEY_FIELDS, 'recent_usage'].sort());
     assert.equal(shown.id, key.id);
-    assert.equal(nano(shown.balance), 2_000_000_000 - chatCostNano(11, 7));
+    assert.equal(usdToNano(shown.balance), 2_000_000_000 - chatCostNano(11, 7));
     assert.equal(shown.recent_usage.length, 1);
     const row = shown.recent_usage[0];
     assert.deepEqual(Object.keys(row).sort(), USAGE_FIELDS);
     assert.equal(row.request_id, res.headers.get('x-request-id'));
-    assert.equal(nano(row.cost), chatCostNano(11, 7));
+    assert.equal(usdToNano(row.cost), chatCostNano(11, 7));
 
     const missing = await e.gw.cli(['keys', 'show', 'key_does_not_exist', '--json']);
     assert.notEqual(missing.code, 0);
@@ -149,7 +134,7 @@ describe('tollgate CLI', () => {
     const before = e.gw.audit(key.id);
     const topped = parseJsonOutput(await e.gw.cli(['keys', 'topup', key.id, '2.5', '--json']), 'keys topup --json');
     assert.deepEqual(Object.keys(topped).sort(), KEY_FIELDS);
-    assert.equal(nano(topped.balance), nano(0.1) + 2_500_000_000);
+    assert.equal(usdToNano(topped.balance), usdToNano(0.1) + 2_500_000_000);
     assert.equal(topped.balance, 2.6);
     const after = assertLedgerSettled(e.gw, key.id);
     assert.equal(after.balance - before.balance, 2_500_000_000);
@@ -197,7 +182,7 @@ describe('tollgate CLI', () => {
     const [shown, rows] = await Promise.all([e.gw.cli(['keys', 'show', key.id, '--json']), usageRows(e.gw, key.id)]);
     const key2 = parseJsonOutput(shown, 'keys show --json');
     assert.equal(key2.status, 'revoked');
-    assert.equal(nano(key2.balance), 1_000_000_000 - chatCostNano(11, 7), 'the balance stays');
+    assert.equal(usdToNano(key2.balance), 1_000_000_000 - chatCostNano(11, 7), 'the balance stays');
     assert.equal(key2.recent_usage.length, 1, 'the history stays');
     assert.deepEqual(
       rows.map((r) => r.request_id),
@@ -251,7 +236,7 @@ describe('tollgate CLI', () => {
     assert.equal(b.model, 'gpt-reasoning');
     assert.equal(b.reasoning_tokens, 16);
     assert.equal(b.output_tokens, 23);
-    assert.equal(nano(b.cost), chatCostNano(11, 23));
+    assert.equal(usdToNano(b.cost), chatCostNano(11, 23));
   });
 
   test('--config is accepted before, inside and after the subcommand', async () => {
@@ -271,7 +256,7 @@ describe('tollgate CLI', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'tollgate-cwd-'));
     tempDirs.push(cwd);
     const [viaEnv, viaFlag] = await Promise.all([
-      runCliIn(cwd, ['keys', 'list', '--json'], { TOLLGATE_CONFIG: e.gw.configPath }),
+      runCli(['keys', 'list', '--json'], { cwd, env: { TOLLGATE_CONFIG: e.gw.configPath } }),
       e.gw.cli(['keys', 'list', '--json']),
     ]);
     assert.deepEqual(parseJsonOutput(viaEnv, 'keys list via $TOLLGATE_CONFIG'), parseJsonOutput(viaFlag, 'keys list via --config'));

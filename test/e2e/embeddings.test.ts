@@ -7,19 +7,9 @@ import type { EmbeddingCreateParams } from 'openai/resources/embeddings';
 import type { CreatedKey } from '../support/gateway-process.js';
 import { decodeFloat32Base64, defaultEmbeddingFor, embeddingList } from '../support/mock-upstream.js';
 import { assertMatchesSchema } from '../support/openapi.js';
-import {
-  assertErrorResponse,
-  assertLedgerSettled,
-  call,
-  costOf,
-  embeddingCostNano,
-  sdk,
-  startE2E,
-  stopE2E,
-  UsageExpectations,
-  type E2E,
-  type Json,
-} from '../support/e2e.js';
+import { assertErrorResponse, call, costOf, startE2EWithKey, stopE2E, type E2E, type Json } from '../support/e2e.js';
+import { assertLedgerSettled, UsageExpectations } from '../support/ledger-check.js';
+import { embeddingCostNano } from '../support/money.js';
 
 describe('embeddings', () => {
   let e: E2E;
@@ -30,9 +20,7 @@ describe('embeddings', () => {
   const expectedRows = new UsageExpectations();
 
   before(async () => {
-    e = await startE2E();
-    key = await e.gw.createKey({ name: 'embed', balance: 1 });
-    client = sdk(e.gw, key.key);
+    ({ e, key, client } = await startE2EWithKey({ name: 'embed', balance: 1 }));
   });
   after(() => stopE2E(e));
   beforeEach(() => e.mock.reset());

@@ -9,23 +9,19 @@ import { errorReply, inSequence, stall, type MockReply, type MockUpstream } from
 import {
   assertChatOk,
   assertErrorResponse,
-  assertLedgerSettled,
   call,
-  chatCostNano,
   closedPort,
   costOf,
   extendConfig,
-  holdOf,
-  ledgerKinds,
-  nano,
   postChat,
   startE2E,
   stopE2E,
-  UsageExpectations,
   type E2E,
   type Json,
   type RawResponse,
 } from '../support/e2e.js';
+import { assertLedgerSettled, holdOf, ledgerKinds, UsageExpectations } from '../support/ledger-check.js';
+import { chatCostNano, usdToNano } from '../support/money.js';
 
 const SECRET = 'sk-mock-upstream-secret';
 const messages = [{ role: 'user', content: 'Hello' }];
@@ -169,7 +165,7 @@ describe('errors (product.md §6)', () => {
       assert.equal(available, 0.0005);
       assert.ok(Number.isInteger(affordable) && affordable > 0 && affordable < 1000);
       // hold = input_estimate × 1000 + 1000 × 2000 nano; the largest max_out that fits the 500 000 nano available:
-      const inputCost = nano(hold) - 1000 * 2000;
+      const inputCost = usdToNano(hold) - 1000 * 2000;
       assert.ok(inputCost > 0 && inputCost % 1000 === 0, `the input part of the hold is whole tokens (${inputCost})`);
       assert.equal(affordable, Math.floor((500_000 - inputCost) / 2000));
 
@@ -355,8 +351,7 @@ describe('errors (product.md §6)', () => {
       await upstreamFailure({ model: 'gpt-dead', provider: 'dead', calls: 0, status: 502, code: 'upstream_error' });
     });
 
-    // Retries and fallback are issue 4 ("Routing and resilience"); until then this is an open gap.
-    test('a retryable upstream 500 is retried once on a provider with the default retries: 1, under one hold, with one charge', { todo: 'retries arrive with the routing and resilience issue' }, async () => {
+    test('a retryable upstream 500 is retried once on a provider with the default retries: 1, under one hold, with one charge', async () => {
       // The "mock" provider of mockConfig leaves retries at its default (1): 502 only "after retries" (§3, §6).
       e.mock.handle(inSequence(errorReply(500, 'The server had an error while processing your request.')));
       const before = e.gw.audit(main.id);

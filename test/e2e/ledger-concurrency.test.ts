@@ -5,10 +5,13 @@
 // TOLLGATE_CONCURRENCY_RUNS=N repeats the scenario N times in one process (same gateway, fresh keys).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIError } from 'openai';
-import { mockConfig, startGateway, TEST_PRICES, expectedCostNano, type GatewayProcess, type KeyAudit } from '../support/gateway-process.js';
-import { chatChunks, makeUsage, sseFromChunks, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
-import { ledgerTrail, nanoToUsdString, pollUntil, shutdown, sleep, startLedgerSampler, usageRowsViaCli, usdToNano, type SamplerReport } from '../support/ledger-check.js';
+import { startE2E, stopE2E, waitFor } from '../support/e2e.js';
+import { mockConfig, type GatewayProcess, type KeyAudit } from '../support/gateway-process.js';
+import { ledgerTrail, startLedgerSampler, usageRows, type SamplerReport } from '../support/ledger-check.js';
+import { chatChunks, makeUsage, sseFromChunks, type MockUpstream } from '../support/mock-upstream.js';
+import { expectedCostNano, nanoToUsdString, TEST_PRICES, usdToNano } from '../support/money.js';
 
 const TOTAL = 500;
 const COVERED_HOLDS = 100;
@@ -45,16 +48,17 @@ describe('500 concurrent streaming requests on a key whose balance covers exactl
   const reports: RunReport[] = [];
 
   before(async () => {
-    mock = await startMockUpstream();
-    // Admitted streams wait at the mock for the gate: give the gateway's first-byte timeout room.
-    const config = mockConfig(mock).replace(/first_byte_ms: \d+, idle_ms: \d+/, 'first_byte_ms: 30000, idle_ms: 30000');
-    assert.match(config, /first_byte_ms: 30000/);
-    gw = await startGateway({ config });
+    ({ mock, gw } = await startE2E((m) => {
+      // Admitted streams wait at the mock for the gate: give the gateway's first-byte timeout room.
+      const config = mockConfig(m).replace(/first_byte_ms: \d+, idle_ms: \d+/, 'first_byte_ms: 30000, idle_ms: 30000');
+      assert.match(config, /first_byte_ms: 30000/);
+      return config;
+    }));
   });
 
   after(async () => {
     mock?.handle(null);
-    await shutdown(gw, mock);
+    await stopE2E({ mock, gw });
     if (reports.length > 0) {
       console.log('ledger-concurrency runs:');
       for (const r of reports) {
@@ -149,7 +153,7 @@ describe('500 concurrent streaming requests on a key whose balance covers exactl
         return a;
       };
       try {
-        const allArrived = await pollUntil(() => {
+        const allArrived = await waitFor(() => {
           sample();
           return mock!.requests.length + refused + failed >= TOTAL;
         }, 30_000, 5);
@@ -186,7 +190,7 @@ describe('500 concurrent streaming requests on a key whose balance covers exactl
       const results = await Promise.all(outcomes);
       settled = true;
       await inTestSampling;
-      const drained = await pollUntil(() => gw!.audit(key.id).activeHolds === 0, 5_000);
+      const drained = await waitFor(() => gw!.audit(key.id).activeHolds === 0, 5_000);
       const final = sample();
       samplerReport = await sampler.stop();
       assert.deepEqual(violations, [], where('available = balance − held stayed ≥ 0 at every sample'));
@@ -233,7 +237,7 @@ describe('500 concurrent streaming requests on a key whose balance covers exactl
         final.derived,
         where('cached balance/held/spent equal the figures derived from the entries'),
       );
-      const rows = await usageRowsViaCli(gw, key.id);
+      const rows = await usageRows(gw, key.id);
       const charges = rows.map((row) => usdToNano(row.cost));
       const sumCharges = charges.reduce((a, b) => a + b, 0);
       assert.equal(rows.length, COVERED_HOLDS, where('one usage row per admitted request'));

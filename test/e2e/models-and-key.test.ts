@@ -5,22 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import { NotFoundError } from 'openai';
 import type { CreatedKey } from '../support/gateway-process.js';
 import { assertMatchesSchema } from '../support/openapi.js';
-import {
-  assertErrorResponse,
-  assertLedgerSettled,
-  call,
-  chatCostNano,
-  costOf,
-  embeddingCostNano,
-  nano,
-  postChat,
-  sdk,
-  startE2E,
-  stopE2E,
-  UsageExpectations,
-  type E2E,
-  type Json,
-} from '../support/e2e.js';
+import { assertErrorResponse, call, costOf, postChat, sdk, startE2E, stopE2E, type E2E, type Json } from '../support/e2e.js';
+import { assertLedgerSettled, UsageExpectations } from '../support/ledger-check.js';
+import { chatCostNano, embeddingCostNano, usdToNano } from '../support/money.js';
 
 const ALL_MODELS = ['embed-test', 'gpt-locked', 'gpt-reasoning', 'gpt-test'];
 const ENTRY_KEYS = ['context_window', 'created', 'id', 'max_output_tokens', 'object', 'owned_by', 'pricing', 'type'];
@@ -162,15 +149,15 @@ describe('models and key endpoints', () => {
 
     const after = (await call(e.gw, 'GET', '/key', { key: full.key })).json.data;
     const total = chatCost + embedCost;
-    assert.equal(nano(before.balance) - nano(after.balance), total, 'balance decreased by exactly the charges');
-    assert.equal(nano(after.usage) - nano(before.usage), total, 'usage increased by exactly the charges');
+    assert.equal(usdToNano(before.balance) - usdToNano(after.balance), total, 'balance decreased by exactly the charges');
+    assert.equal(usdToNano(after.usage) - usdToNano(before.usage), total, 'usage increased by exactly the charges');
     assert.equal(after.held, 0);
     assert.equal(after.available, after.balance);
 
     const auditAfter = assertLedgerSettled(e.gw, full.id);
     assert.equal(auditAfter.spent - auditBefore.spent, total);
     assert.equal(auditBefore.balance - auditAfter.balance, total);
-    assert.equal(auditAfter.balance, nano(after.balance));
+    assert.equal(auditAfter.balance, usdToNano(after.balance));
 
     expectedRows.add({
       requestId: chatResponse.headers.get('x-request-id')!,

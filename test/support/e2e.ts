@@ -1,21 +1,11 @@
 // Shared plumbing for the end-to-end tests (test/e2e/): one mock upstream + one real gateway process per
-// file, raw HTTP and SSE helpers, and the billing checks every successful or failed request must pass.
+// file, raw HTTP and SSE helpers, and the checks every answer must pass. Ledger and usage-row checks: ledger-check.ts.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import Database from 'better-sqlite3';
 import OpenAI from 'openai';
-import {
-  BIN,
-  TEST_PRICES,
-  expectedCostNano,
-  mockConfig,
-  startGateway,
-  type CliResult,
-  type GatewayProcess,
-  type KeyAudit,
-} from './gateway-process.js';
+import { mockConfig, startGateway, stopGateway, type CliResult, type CreatedKey, type GatewayProcess } from './gateway-process.js';
 import { startMockUpstream, type MockUpstream } from './mock-upstream.js';
+import { chatCostNano, usdToNano } from './money.js';
 import { assertMatchesSchema } from './openapi.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies and chunks are arbitrary JSON
@@ -38,17 +28,27 @@ export async function startE2E(configFor: (mock: MockUpstream) => string = (m) =
   }
 }
 
-/** Stops the gateway process (always), removes its directory and closes the mock. */
-export async function stopE2E(e: E2E | undefined): Promise<void> {
-  if (!e) return;
+/**
+ * Closes the mock first (in-flight upstream calls then fail at once instead of holding the gateway's
+ * shutdown), then stops the gateway (SIGKILL after 10 s) and removes its directory. Either may be missing.
+ */
+export async function stopE2E(e: Partial<E2E> | undefined): Promise<void> {
   try {
-    const stopped = e.gw.stop();
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
-    await Promise.race([stopped, timeout]);
-    if (e.gw.child.exitCode === null && e.gw.child.signalCode === null) e.gw.child.kill('SIGKILL');
+    await e?.mock?.close();
   } finally {
-    e.gw.cleanup();
-    await e.mock.close();
+    if (e?.gw) await stopGateway(e.gw, 10_000);
+  }
+}
+
+/** startE2E on mockConfig, then one key (made with the CLI) and an SDK client that uses it. */
+export async function startE2EWithKey(key: { name: string; balance: number }): Promise<{ e: E2E; key: CreatedKey; client: OpenAI }> {
+  const e = await startE2E();
+  try {
+    const created = await e.gw.createKey(key);
+    return { e, key: created, client: sdk(e.gw, created.key) };
+  } catch (error) {
+    await stopE2E(e);
+    throw error;
   }
 }
 
@@ -83,27 +83,14 @@ export function sdk(gw: GatewayProcess, apiKey: string): OpenAI {
   return new OpenAI({ apiKey, baseURL: gw.baseURL, maxRetries: 0, timeout: 20_000 });
 }
 
-// ---------------------------------------------------------------- money
-
-/** USD (a JSON number) → nano-dollars. */
-export const nano = (usd: number): number => Math.round(usd * 1e9);
-
-/** Exact price in nano-dollars of chat usage at the test prices. */
-export function chatCostNano(prompt: number, completion: number, cached = 0): number {
-  return expectedCostNano({ prompt, completion, cached }, { input: TEST_PRICES.input, output: TEST_PRICES.output, cachedInput: TEST_PRICES.cachedInput });
-}
-
-/** Exact price in nano-dollars of embedding usage at the test price. */
-export function embeddingCostNano(tokens: number): number {
-  return expectedCostNano({ prompt: tokens, completion: 0 }, { input: TEST_PRICES.embedding });
-}
+// ---------------------------------------------------------------- usage.cost
 
 /** `usage.cost` of a response or final chunk, in nano-dollars (asserting it is there and a number). */
 export function costOf(usage: unknown): number {
   assert.ok(usage && typeof usage === 'object', 'usage is an object');
   const cost = (usage as { cost?: unknown }).cost;
   assert.equal(typeof cost, 'number', 'usage.cost is a number (USD)');
-  return nano(cost as number);
+  return usdToNano(cost as number);
 }
 
 // ---------------------------------------------------------------- raw HTTP
@@ -274,53 +261,7 @@ export function finalUsageChunk(chunks: Json[], model: string): Json {
 export const streamedText = (chunks: Json[]): string =>
   chunks.map((c) => (c.choices as Json[]).map((ch) => (typeof ch.delta?.content === 'string' ? ch.delta.content : '')).join('')).join('');
 
-// ---------------------------------------------------------------- ledger and usage
-
-/** No active hold, nothing held, and the cached balance/held/spent equal the values derived from ledger entries. */
-export function assertLedgerSettled(gw: GatewayProcess, keyId: string): KeyAudit {
-  const audit = gw.audit(keyId);
-  assert.equal(audit.activeHolds, 0, 'no active hold remains');
-  assert.equal(audit.held, 0, 'nothing is held');
-  assert.deepEqual({ balance: audit.balance, held: audit.held, spent: audit.spent }, audit.derived, 'cached balances == derived from entries');
-  return audit;
-}
-
-/** The hold a request placed (from the database), if any. */
-export function holdOf(gw: GatewayProcess, requestId: string): { amount: number; status: string } | undefined {
-  const db = new Database(gw.dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare('SELECT amount, status FROM holds WHERE request_id = ?').get(requestId) as { amount: number; status: string } | undefined;
-  } finally {
-    db.close();
-  }
-}
-
-/** Ledger entry kinds written for a key (all requests), e.g. to prove no hold was ever placed. */
-export function ledgerKinds(gw: GatewayProcess, keyId: string): string[] {
-  const db = new Database(gw.dbPath, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare('SELECT kind FROM ledger_entries WHERE key_id = ? ORDER BY id').all(keyId) as Array<{ kind: string }>).map((r) => r.kind);
-  } finally {
-    db.close();
-  }
-}
-
-export interface UsageRowJson {
-  request_id: string;
-  time: string;
-  key_id: string;
-  model: string;
-  provider: string;
-  upstream_model: string;
-  status: number;
-  input_tokens: number;
-  cached_input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cost: number;
-  usage_source: 'upstream' | 'estimated';
-  attempts: Array<{ provider: string; status: number; duration_ms: number }>;
-}
+// ---------------------------------------------------------------- CLI output and polling
 
 /** Parses a `--json` command's stdout: exactly one JSON document and nothing else. */
 export function parseJsonOutput<T = Json>(result: CliResult, what: string): T {
@@ -332,138 +273,6 @@ export function parseJsonOutput<T = Json>(result: CliResult, what: string): T {
   }
 }
 
-/** `tollgate usage --json --key ID`. */
-export async function usageRows(gw: GatewayProcess, keyId: string): Promise<UsageRowJson[]> {
-  const rows = parseJsonOutput<UsageRowJson[]>(await gw.cli(['usage', '--json', '--key', keyId]), 'usage --json');
-  assert.ok(Array.isArray(rows));
-  return rows;
-}
-
-export interface ExpectedRow {
-  /** Names the case in failure messages (default: the request id). */
-  label?: string;
-  requestId: string;
-  keyId: string;
-  model: string;
-  upstreamModel: string;
-  provider?: string;
-  /** The row's status (default 200); several values when the contract allows either. */
-  status?: number | readonly number[];
-  input?: number;
-  output?: number;
-  cached?: number;
-  reasoning?: number;
-  /** Exact cost in nano-dollars; omit to skip (estimated rows check bounds themselves). */
-  costNano?: number;
-  /** Default 'upstream'; 'any' when the contract leaves it open (failed requests). */
-  source?: 'upstream' | 'estimated' | 'any';
-  /** Expected attempt statuses, in order (default: [status]); 'any' checks only that each attempt names the provider. */
-  attempts?: number[] | 'any';
-}
-
-/** Finds the row of `requestId` among `rows` and checks it field by field; returns it. */
-export function assertUsageRow(rows: UsageRowJson[], exp: ExpectedRow): UsageRowJson {
-  const matching = rows.filter((r) => r.request_id === exp.requestId);
-  assert.equal(matching.length, 1, `exactly one usage row for ${exp.requestId}`);
-  const row = matching[0]!;
-  const provider = exp.provider ?? 'mock';
-  const status = exp.status ?? 200;
-  assert.equal(row.key_id, exp.keyId);
-  assert.equal(row.model, exp.model);
-  assert.equal(row.provider, provider);
-  assert.equal(row.upstream_model, exp.upstreamModel);
-  if (typeof status === 'number') assert.equal(row.status, status, 'status');
-  else assert.ok(status.includes(row.status), `status ${row.status} is one of ${status.join(', ')}`);
-  assert.ok(!Number.isNaN(Date.parse(row.time)), 'time is ISO 8601');
-  if (exp.input !== undefined) assert.equal(row.input_tokens, exp.input, 'input_tokens');
-  if (exp.output !== undefined) assert.equal(row.output_tokens, exp.output, 'output_tokens');
-  assert.equal(row.cached_input_tokens, exp.cached ?? 0, 'cached_input_tokens');
-  assert.equal(row.reasoning_tokens, exp.reasoning ?? 0, 'reasoning_tokens');
-  if (exp.costNano !== undefined) assert.equal(nano(row.cost), exp.costNano, 'usage row cost');
-  if (exp.source === 'any') assert.ok(['upstream', 'estimated'].includes(row.usage_source), 'usage_source');
-  else assert.equal(row.usage_source, exp.source ?? 'upstream', 'usage_source');
-  assert.ok(Array.isArray(row.attempts));
-  if (exp.attempts === 'any') {
-    assert.ok(row.attempts.length >= 1, 'at least one attempt');
-    for (const a of row.attempts) assert.equal(a.provider, provider, 'attempt provider');
-    for (const a of row.attempts) assert.ok(Number.isInteger(a.status), 'attempt status');
-  } else {
-    assert.deepEqual(
-      row.attempts.map((a) => ({ provider: a.provider, status: a.status })),
-      (exp.attempts ?? [status as number]).map((s) => ({ provider, status: s })),
-      'attempts',
-    );
-  }
-  for (const a of row.attempts) assert.ok(Number.isInteger(a.duration_ms) && a.duration_ms >= 0, 'attempt duration_ms');
-  return row;
-}
-
-/**
- * Cross-checks every usage row of a key against the ledger with one `usage --json` call: one row per
- * settled request, rows priced from their own token counts when the upstream reported usage (failed
- * requests: zero tokens, cost 0), estimated rows within their hold, and Σ row cost == ledger spent.
- */
-export async function assertUsageAddsUp(gw: GatewayProcess, keyId: string, embeddingModels: readonly string[] = ['embed-test']): Promise<UsageRowJson[]> {
-  const rows = await usageRows(gw, keyId);
-  const audit = assertLedgerSettled(gw, keyId);
-  assert.equal(rows.length, audit.usageRows, 'usage --json lists every usage row');
-  assert.equal(new Set(rows.map((r) => r.request_id)).size, rows.length, 'one row per request');
-  for (const row of rows) {
-    const cost = nano(row.cost);
-    if (row.usage_source === 'upstream') {
-      const expected = embeddingModels.includes(row.model)
-        ? embeddingCostNano(row.input_tokens)
-        : chatCostNano(row.input_tokens, row.output_tokens, row.cached_input_tokens);
-      assert.equal(cost, expected, `row ${row.request_id} is priced from its tokens`);
-    } else {
-      const hold = holdOf(gw, row.request_id);
-      assert.ok(hold, `estimated row ${row.request_id} had a hold`);
-      assert.ok(cost > 0 && cost <= hold.amount, `estimated row ${row.request_id}: 0 < ${cost} <= hold ${hold.amount}`);
-    }
-    if (row.status !== 200) assert.ok(row.usage_source === 'estimated' || cost === 0, `failed request ${row.request_id} with upstream source costs 0`);
-  }
-  assert.equal(
-    rows.reduce((sum, r) => sum + nano(r.cost), 0),
-    audit.spent,
-    'the usage rows add up to what the ledger charged',
-  );
-  return rows;
-}
-
-/**
- * Usage-row expectations collected while a file's tests run and checked at the end with one
- * `tollgate usage --json --key ID` per key (each CLI run is a process start; one per request would
- * dominate the suite's time). Every failure is reported with its label.
- */
-export class UsageExpectations {
-  private readonly pending: Array<{ exp: ExpectedRow; extra: ((row: UsageRowJson) => void) | undefined }> = [];
-
-  add(exp: ExpectedRow, extra?: (row: UsageRowJson) => void): void {
-    this.pending.push({ exp, extra });
-  }
-
-  /** Checks every expected row and, per key, that the rows add up to the ledger (assertUsageAddsUp). */
-  async verify(gw: GatewayProcess, keyIds: readonly string[]): Promise<void> {
-    const unknown = this.pending.filter((p) => !keyIds.includes(p.exp.keyId));
-    assert.deepEqual(unknown.map((p) => p.exp.label ?? p.exp.requestId), [], 'every expectation names a verified key');
-    const failures: string[] = [];
-    const rowsByKey = await Promise.all(keyIds.map((keyId) => assertUsageAddsUp(gw, keyId)));
-    for (const [i, keyId] of keyIds.entries()) {
-      const rows = rowsByKey[i]!;
-      for (const { exp, extra } of this.pending.filter((p) => p.exp.keyId === keyId)) {
-        try {
-          const row = assertUsageRow(rows, exp);
-          extra?.(row);
-        } catch (error) {
-          failures.push(`${exp.label ?? exp.requestId} (${exp.requestId}): ${(error as Error).message}`);
-        }
-      }
-    }
-    assert.deepEqual(failures, [], `usage rows that do not match:\n${failures.join('\n')}`);
-    assert.ok(this.pending.length > 0, 'some rows were expected');
-  }
-}
-
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then returns the last value). */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 3000, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -472,19 +281,4 @@ export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 3000, 
     if (value || Date.now() >= deadline) return value;
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
-}
-
-/** Runs the tollgate CLI in a chosen working directory (for ./tollgate.yaml and $TOLLGATE_CONFIG cases). */
-export function runCliIn(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const inherited = { ...process.env };
-    delete inherited.TOLLGATE_CONFIG; // only the caller decides whether it is set
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { MockUpstream } from './mock-upstream.js';
+import { TEST_PRICES } from './money.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/tollgate.js', import.meta.url));
 
@@ -16,10 +17,19 @@ export interface CliResult {
   stderr: string;
 }
 
+export interface CliOptions {
+  /** Added to this process's environment, from which $TOLLGATE_CONFIG is dropped: only the caller decides whether it is set. */
+  env?: NodeJS.ProcessEnv;
+  /** The working directory (for ./tollgate.yaml and $TOLLGATE_CONFIG cases); this process's by default. */
+  cwd?: string;
+}
+
 /** Runs `tollgate ...args` to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runCli(args: string[], { env = {}, cwd }: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const inherited = { ...process.env };
+    delete inherited.TOLLGATE_CONFIG;
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -115,7 +125,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-  const cli = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => runCli([...args, '--config', configPath], { ...options.env, ...extraEnv });
+  const cli = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => runCli([...args, '--config', configPath], { env: { ...options.env, ...extraEnv } });
   return {
     baseURL,
     origin: baseURL.replace(/\/v1$/, ''),
@@ -146,23 +156,43 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   };
 }
 
-/** Reads a key's ledger state from the SQLite file (read-only; WAL lets it run beside the server). */
-export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
+/** SIGTERM, then SIGKILL if the gateway has not exited within `graceMs`; then removes its directory. */
+export async function stopGateway(gw: GatewayProcess, graceMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+    if ((await Promise.race([gw.stop('SIGTERM'), timedOut])) === 'timeout') await gw.stop('SIGKILL');
+  } finally {
+    clearTimeout(timer);
+    gw.cleanup();
+  }
+}
+
+/** Runs `read` on a read-only connection to the SQLite file (WAL lets it run beside the server). */
+export function readDatabase<T>(dbPath: string, read: (db: Database.Database) => T): T {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A key's balance, held and spent as the ledger entries add up (one `?`: the key id). */
+export const DERIVED_BALANCES_SQL = `SELECT
+  COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
+  COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
+  COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
+  FROM ledger_entries WHERE key_id = ?`;
+
+/** Reads a key's ledger state from the SQLite file. */
+export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
+  return readDatabase(dbPath, (db) => {
     const key = db.prepare('SELECT balance, held, spent FROM api_keys WHERE id = ?').get(keyId) as
       | { balance: number; held: number; spent: number }
       | undefined;
     if (!key) throw new Error(`no key ${keyId}`);
-    const derived = db
-      .prepare(
-        `SELECT
-           COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
-           COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
-           COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
-         FROM ledger_entries WHERE key_id = ?`,
-      )
-      .get(keyId) as { balance: number; held: number; spent: number };
+    const derived = db.prepare(DERIVED_BALANCES_SQL).get(keyId) as { balance: number; held: number; spent: number };
     const count = (sql: string) => (db.prepare(sql).get(keyId) as { n: number }).n;
     return {
       ...key,
@@ -171,17 +201,12 @@ export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
       captures: count("SELECT COUNT(*) AS n FROM ledger_entries WHERE key_id = ? AND kind = 'capture'"),
       usageRows: count('SELECT COUNT(*) AS n FROM usage_records WHERE key_id = ?'),
     };
-  } finally {
-    db.close();
-  }
+  });
 }
 
-/** Prices used by mockConfig, USD per 1M tokens — chosen so charges are exact small integers of nano-dollars. */
-export const TEST_PRICES = { input: 1, output: 2, cachedInput: 0.5, embedding: 0.1 } as const;
-
 /**
- * A config with one OpenAI-compatible provider ("mock", api key "sk-mock-upstream-secret") in front of
- * the mock upstream, and these models:
+ * A config with one OpenAI-compatible provider ("mock", api key "sk-mock-upstream-secret", default
+ * retries: 1, cool-down effectively off) in front of the mock upstream, and these models (at TEST_PRICES):
  *   gpt-test (chat, upstream gpt-4o-mini), gpt-reasoning (chat, upstream o3-mini-reasoning),
  *   gpt-locked (chat; tests create keys that may not use it), embed-test (embedding).
  * Chat models: max_output_tokens 1000, context_window 8000.
@@ -198,6 +223,8 @@ providers:
     base_url: ${mock.url}
     api_key: sk-mock-upstream-secret
     timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000, total_ms: 30000 }
+    # Tests provoke failures on purpose; a cool-down would leak from one test into the next.
+    cooldown: { failures: 1000000, seconds: 1 }
 models:
   gpt-test:
     type: chat
@@ -222,13 +249,4 @@ models:
     upstreams: [{ provider: mock, model: text-embedding-3-small }]
     price: { input: ${TEST_PRICES.embedding} }
 ${extraYaml}`;
-}
-
-/** Exact expected cost in nano-dollars for prompt/completion tokens at a model's price (USD per 1M). */
-export function expectedCostNano(tokens: { prompt: number; completion: number; cached?: number }, price: { input: number; output?: number; cachedInput?: number }): number {
-  const cached = tokens.cached ?? 0;
-  // price per 1M tokens in USD → nano-dollars per token = price × 1000 (exact for ≤ 3 decimals).
-  const perToken = (usd: number) => Math.round(usd * 1_000_000) / 1000; // nano per token, may be fractional
-  const total = (tokens.prompt - cached) * perToken(price.input) + cached * perToken(price.cachedInput ?? price.input) + tokens.completion * perToken(price.output ?? 0);
-  return Math.ceil(Math.round(total * 1000) / 1000);
 }

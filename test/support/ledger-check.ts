@@ -1,101 +1,34 @@
-// Helpers for the ledger e2e tests: exact USD ⇄ nano-dollar conversion, a seeded PRNG, the per-request
-// ledger trail read straight from the SQLite file, and usage rows read through the real CLI.
+// Ledger and usage-row checks for the end-to-end tests: the ledger trail read straight from the SQLite
+// file (also by a sampler thread while requests run), and usage rows read through the real CLI.
+import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
-import type { GatewayProcess } from './gateway-process.js';
+import { parseJsonOutput } from './e2e.js';
+import { DERIVED_BALANCES_SQL, readDatabase, type GatewayProcess, type KeyAudit } from './gateway-process.js';
+import { chatCostNano, embeddingCostNano, usdToNano } from './money.js';
 
-const NANO_DIGITS = 9;
+// ---------------------------------------------------------------- the ledger
 
-/**
- * An exact USD decimal ("0.000123", "1e-7", or a JSON number, read through its shortest round-trip
- * decimal form — the text the server wrote) → integer nano-dollars. Throws on more than 9 decimals.
- */
-export function usdToNano(value: number | string): number {
-  const text = typeof value === 'number' ? String(value) : value.trim();
-  const match = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
-  if (!match || (match[2] === '' && (match[3] ?? '') === '')) throw new Error(`not a decimal USD amount: ${JSON.stringify(value)}`);
-  const [, sign = '', whole = '', fraction = '', exponent] = match;
-  let digits = whole + fraction;
-  let decimals = fraction.length - Number(exponent ?? 0);
-  if (decimals < 0) {
-    digits += '0'.repeat(-decimals);
-    decimals = 0;
-  }
-  while (decimals > NANO_DIGITS && digits.endsWith('0')) {
-    digits = digits.slice(0, -1);
-    decimals -= 1;
-  }
-  if (decimals > NANO_DIGITS) throw new Error(`USD amount ${text} has more than 9 decimals`);
-  const nano = BigInt(digits || '0') * 10n ** BigInt(NANO_DIGITS - decimals);
-  if (nano > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`USD amount ${text} is out of range`);
-  return Number(sign === '-' ? -nano : nano);
+/** No active hold, nothing held, and the cached balance/held/spent equal the values derived from ledger entries. */
+export function assertLedgerSettled(gw: GatewayProcess, keyId: string): KeyAudit {
+  const audit = gw.audit(keyId);
+  assert.equal(audit.activeHolds, 0, 'no active hold remains');
+  assert.equal(audit.held, 0, 'nothing is held');
+  assert.deepEqual({ balance: audit.balance, held: audit.held, spent: audit.spent }, audit.derived, 'cached balances == derived from entries');
+  return audit;
 }
 
-/** Integer nano-dollars → an exact decimal USD string ("0.0115", "-0.000000001"). */
-export function nanoToUsdString(nano: number): string {
-  if (!Number.isSafeInteger(nano)) throw new Error(`not an integer nano amount: ${nano}`);
-  const abs = BigInt(Math.abs(nano));
-  const whole = abs / 1_000_000_000n;
-  const fraction = (abs % 1_000_000_000n).toString().padStart(NANO_DIGITS, '0').replace(/0+$/, '');
-  return `${nano < 0 ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+/** The hold a request placed (from the database), if any. */
+export function holdOf(gw: GatewayProcess, requestId: string): { amount: number; status: string } | undefined {
+  return readDatabase(gw.dbPath, (db) => db.prepare('SELECT amount, status FROM holds WHERE request_id = ?').get(requestId)) as
+    | { amount: number; status: string }
+    | undefined;
 }
 
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export interface Rng {
-  readonly seed: number;
-  next(): number;
-  /** Integer in [min, max], both inclusive. */
-  int(min: number, max: number): number;
-  pick<T>(items: readonly T[]): T;
-  chance(p: number): boolean;
-  /** Picks a key by weight. */
-  weighted<K extends string>(weights: Readonly<Record<K, number>>): K;
-}
-
-export function seededRng(seed: number): Rng {
-  const next = mulberry32(seed);
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  return {
-    seed,
-    next,
-    int,
-    pick: (items) => items[int(0, items.length - 1)]!,
-    chance: (p) => next() < p,
-    weighted(weights) {
-      const entries = Object.entries(weights) as Array<[keyof typeof weights, number]>;
-      const total = entries.reduce((sum, [, w]) => sum + w, 0);
-      let roll = next() * total;
-      for (const [key, w] of entries) {
-        roll -= w;
-        if (roll < 0) return key;
-      }
-      return entries[entries.length - 1]![0];
-    },
-  };
-}
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls until `check` returns true or the time runs out; returns the last answer. */
-export async function pollUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 20): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(intervalMs);
-  }
+/** Ledger entry kinds written for a key (all requests), e.g. to prove no hold was ever placed. */
+export function ledgerKinds(gw: GatewayProcess, keyId: string): string[] {
+  const rows = readDatabase(gw.dbPath, (db) => db.prepare('SELECT kind FROM ledger_entries WHERE key_id = ? ORDER BY id').all(keyId)) as Array<{ kind: string }>;
+  return rows.map((r) => r.kind);
 }
 
 export interface LedgerEntry {
@@ -117,10 +50,9 @@ export interface LedgerTrail {
   usageRequestIds: Set<string>;
 }
 
-/** Reads the append-only entries and the hold rows of one key (read-only; WAL lets it run beside the server). */
+/** Reads the append-only entries and the hold rows of one key. */
 export function ledgerTrail(dbPath: string, keyId: string): LedgerTrail {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
+  return readDatabase(dbPath, (db) => {
     const entries = new Map<string, LedgerEntry[]>();
     const rows = db.prepare('SELECT request_id, kind, amount FROM ledger_entries WHERE key_id = ? ORDER BY id').all(keyId) as Array<
       { request_id: string } & LedgerEntry
@@ -136,10 +68,10 @@ export function ledgerTrail(dbPath: string, keyId: string): LedgerTrail {
     }
     const usageRequestIds = new Set((db.prepare('SELECT request_id FROM usage_records').all() as Array<{ request_id: string }>).map((r) => r.request_id));
     return { entries, holds, usageRequestIds };
-  } finally {
-    db.close();
-  }
+  });
 }
+
+// ---------------------------------------------------------------- usage rows
 
 /** One row of `tollgate usage --json` (product.md §2). */
 export interface UsageRow {
@@ -159,30 +91,139 @@ export interface UsageRow {
   attempts: Array<{ provider: string; status: number; duration_ms: number }>;
 }
 
-/** `tollgate usage --json --key ID` through the real CLI. */
-export async function usageRowsViaCli(gw: GatewayProcess, keyId: string): Promise<UsageRow[]> {
-  const result = await gw.cli(['usage', '--json', '--key', keyId, '--limit', '1000000']);
-  if (result.code !== 0) throw new Error(`tollgate usage failed (${result.code}): ${result.stderr}`);
-  return JSON.parse(result.stdout) as UsageRow[];
+/** `tollgate usage --json --key ID` through the real CLI: every row of the key, however many. */
+export async function usageRows(gw: GatewayProcess, keyId: string): Promise<UsageRow[]> {
+  const rows = parseJsonOutput<UsageRow[]>(await gw.cli(['usage', '--json', '--key', keyId, '--limit', '1000000']), 'usage --json');
+  assert.ok(Array.isArray(rows));
+  return rows;
 }
 
-/** Stops the gateway (SIGTERM, then SIGKILL after `graceMs`), closes the mock and removes the temp dir; never throws. */
-export async function shutdown(gw: GatewayProcess | undefined, mock: { close(): Promise<void> } | undefined, graceMs = 5_000): Promise<void> {
-  // The mock first: in-flight upstream calls fail at once instead of holding the gateway's shutdown.
-  await mock?.close().catch((err: unknown) => console.error('mock close failed:', err));
-  if (!gw) return;
-  try {
-    let timer: NodeJS.Timeout | undefined;
-    const stopped = gw.stop('SIGTERM');
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
-    if ((await Promise.race([stopped, timedOut])) === 'timeout') await gw.stop('SIGKILL');
-    clearTimeout(timer);
-  } catch (err) {
-    console.error('gateway stop failed:', err);
-  } finally {
-    gw.cleanup();
+export interface ExpectedRow {
+  /** Names the case in failure messages (default: the request id). */
+  label?: string;
+  requestId: string;
+  keyId: string;
+  model: string;
+  upstreamModel: string;
+  provider?: string;
+  /** The row's status (default 200); several values when the contract allows either. */
+  status?: number | readonly number[];
+  input?: number;
+  output?: number;
+  cached?: number;
+  reasoning?: number;
+  /** Exact cost in nano-dollars; omit to skip (estimated rows check bounds themselves). */
+  costNano?: number;
+  /** Default 'upstream'; 'any' when the contract leaves it open (failed requests). */
+  source?: 'upstream' | 'estimated' | 'any';
+  /** Expected attempt statuses, in order (default: [status]); 'any' checks only that each attempt names the provider. */
+  attempts?: number[] | 'any';
+}
+
+/** Finds the row of `requestId` among `rows` and checks it field by field; returns it. */
+export function assertUsageRow(rows: UsageRow[], exp: ExpectedRow): UsageRow {
+  const matching = rows.filter((r) => r.request_id === exp.requestId);
+  assert.equal(matching.length, 1, `exactly one usage row for ${exp.requestId}`);
+  const row = matching[0]!;
+  const provider = exp.provider ?? 'mock';
+  const status = exp.status ?? 200;
+  assert.equal(row.key_id, exp.keyId);
+  assert.equal(row.model, exp.model);
+  assert.equal(row.provider, provider);
+  assert.equal(row.upstream_model, exp.upstreamModel);
+  if (typeof status === 'number') assert.equal(row.status, status, 'status');
+  else assert.ok(status.includes(row.status), `status ${row.status} is one of ${status.join(', ')}`);
+  assert.ok(!Number.isNaN(Date.parse(row.time)), 'time is ISO 8601');
+  if (exp.input !== undefined) assert.equal(row.input_tokens, exp.input, 'input_tokens');
+  if (exp.output !== undefined) assert.equal(row.output_tokens, exp.output, 'output_tokens');
+  assert.equal(row.cached_input_tokens, exp.cached ?? 0, 'cached_input_tokens');
+  assert.equal(row.reasoning_tokens, exp.reasoning ?? 0, 'reasoning_tokens');
+  if (exp.costNano !== undefined) assert.equal(usdToNano(row.cost), exp.costNano, 'usage row cost');
+  if (exp.source === 'any') assert.ok(['upstream', 'estimated'].includes(row.usage_source), 'usage_source');
+  else assert.equal(row.usage_source, exp.source ?? 'upstream', 'usage_source');
+  assert.ok(Array.isArray(row.attempts));
+  if (exp.attempts === 'any') {
+    assert.ok(row.attempts.length >= 1, 'at least one attempt');
+    for (const a of row.attempts) assert.equal(a.provider, provider, 'attempt provider');
+    for (const a of row.attempts) assert.ok(Number.isInteger(a.status), 'attempt status');
+  } else {
+    assert.deepEqual(
+      row.attempts.map((a) => ({ provider: a.provider, status: a.status })),
+      (exp.attempts ?? [status as number]).map((s) => ({ provider, status: s })),
+      'attempts',
+    );
+  }
+  for (const a of row.attempts) assert.ok(Number.isInteger(a.duration_ms) && a.duration_ms >= 0, 'attempt duration_ms');
+  return row;
+}
+
+/**
+ * Cross-checks every usage row of a key against the ledger with one `usage --json` call: one row per
+ * settled request, rows priced from their own token counts when the upstream reported usage (failed
+ * requests: zero tokens, cost 0), estimated rows within their hold, and Σ row cost == ledger spent.
+ */
+export async function assertUsageAddsUp(gw: GatewayProcess, keyId: string, embeddingModels: readonly string[] = ['embed-test']): Promise<UsageRow[]> {
+  const rows = await usageRows(gw, keyId);
+  const audit = assertLedgerSettled(gw, keyId);
+  assert.equal(rows.length, audit.usageRows, 'usage --json lists every usage row');
+  assert.equal(new Set(rows.map((r) => r.request_id)).size, rows.length, 'one row per request');
+  for (const row of rows) {
+    const cost = usdToNano(row.cost);
+    if (row.usage_source === 'upstream') {
+      const expected = embeddingModels.includes(row.model)
+        ? embeddingCostNano(row.input_tokens)
+        : chatCostNano(row.input_tokens, row.output_tokens, row.cached_input_tokens);
+      assert.equal(cost, expected, `row ${row.request_id} is priced from its tokens`);
+    } else {
+      const hold = holdOf(gw, row.request_id);
+      assert.ok(hold, `estimated row ${row.request_id} had a hold`);
+      assert.ok(cost > 0 && cost <= hold.amount, `estimated row ${row.request_id}: 0 < ${cost} <= hold ${hold.amount}`);
+    }
+    if (row.status !== 200) assert.ok(row.usage_source === 'estimated' || cost === 0, `failed request ${row.request_id} with upstream source costs 0`);
+  }
+  assert.equal(
+    rows.reduce((sum, r) => sum + usdToNano(r.cost), 0),
+    audit.spent,
+    'the usage rows add up to what the ledger charged',
+  );
+  return rows;
+}
+
+/**
+ * Usage-row expectations collected while a file's tests run and checked at the end with one
+ * `tollgate usage --json --key ID` per key (each CLI run is a process start; one per request would
+ * dominate the suite's time). Every failure is reported with its label.
+ */
+export class UsageExpectations {
+  private readonly pending: Array<{ exp: ExpectedRow; extra: ((row: UsageRow) => void) | undefined }> = [];
+
+  add(exp: ExpectedRow, extra?: (row: UsageRow) => void): void {
+    this.pending.push({ exp, extra });
+  }
+
+  /** Checks every expected row and, per key, that the rows add up to the ledger (assertUsageAddsUp). */
+  async verify(gw: GatewayProcess, keyIds: readonly string[]): Promise<void> {
+    const unknown = this.pending.filter((p) => !keyIds.includes(p.exp.keyId));
+    assert.deepEqual(unknown.map((p) => p.exp.label ?? p.exp.requestId), [], 'every expectation names a verified key');
+    const failures: string[] = [];
+    const rowsByKey = await Promise.all(keyIds.map((keyId) => assertUsageAddsUp(gw, keyId)));
+    for (const [i, keyId] of keyIds.entries()) {
+      const rows = rowsByKey[i]!;
+      for (const { exp, extra } of this.pending.filter((p) => p.exp.keyId === keyId)) {
+        try {
+          const row = assertUsageRow(rows, exp);
+          extra?.(row);
+        } catch (error) {
+          failures.push(`${exp.label ?? exp.requestId} (${exp.requestId}): ${(error as Error).message}`);
+        }
+      }
+    }
+    assert.deepEqual(failures, [], `usage rows that do not match:\n${failures.join('\n')}`);
+    assert.ok(this.pending.length > 0, 'some rows were expected');
   }
 }
+
+// ---------------------------------------------------------------- the sampler thread
 
 export interface SamplerReport {
   samples: number;
@@ -213,11 +254,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.betterSqlite3);
 const db = new Database(workerData.dbPath, { readonly: true, fileMustExist: true });
 const keyRow = db.prepare('SELECT balance, held, spent FROM api_keys WHERE id = ?');
-const derivedRow = db.prepare(\`SELECT
-  COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
-  COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
-  COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
-  FROM ledger_entries WHERE key_id = ?\`);
+const derivedRow = db.prepare(workerData.derivedSql);
 const activeRow = db.prepare("SELECT COUNT(*) AS n, COALESCE(SUM(amount), 0) AS total FROM holds WHERE key_id = ? AND status = 'active'");
 const snapshot = db.transaction(() => ({ key: keyRow.get(workerData.keyId), derived: derivedRow.get(workerData.keyId), active: activeRow.get(workerData.keyId) }));
 const report = { samples: 0, minAvailable: Infinity, maxHeld: 0, maxActiveHolds: 0, violations: [] };
@@ -251,7 +288,7 @@ tick();
  */
 export async function startLedgerSampler(dbPath: string, keyId: string, opts: SamplerOptions = {}): Promise<LedgerSampler> {
   const betterSqlite3 = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { dbPath, keyId, betterSqlite3, allowNegative: opts.allowNegative ?? false, busyMs: opts.busyMs ?? 4, idleMs: opts.idleMs ?? 2 };
+  const workerData = { dbPath, keyId, betterSqlite3, derivedSql: DERIVED_BALANCES_SQL, allowNegative: opts.allowNegative ?? false, busyMs: opts.busyMs ?? 4, idleMs: opts.idleMs ?? 2 };
   const worker = new Worker(SAMPLER_SOURCE, { eval: true, workerData });
   await new Promise<void>((resolve, reject) => {
     worker.once('online', resolve);

@@ -3,18 +3,19 @@ import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors.js';
 import { runChat } from '../../pipeline/chat.js';
 import { ClientGoneError, type PipelineDeps } from '../../pipeline/deps.js';
+import type { InFlightRequests } from '../../pipeline/in-flight.js';
 import { encodeSseData, SSE_DONE } from '../../streaming/sse-encoder.js';
 import { clientRequestOf } from '../client-request.js';
 import { SseResponse } from '../sse-response.js';
 import { validateChatRequest } from '../validate-request.js';
 
-export function registerChatRoute(app: FastifyInstance, deps: PipelineDeps): void {
+export function registerChatRoute(app: FastifyInstance, deps: PipelineDeps, inFlight: InFlightRequests): void {
   app.post('/chat/completions', async function chatCompletions(request, reply) {
     const body = validateChatRequest(request.body);
     const client = clientRequestOf(request, reply);
     let sink: SseResponse | undefined;
     try {
-      const outcome = await runChat(deps, client, body, () => (sink = new SseResponse(reply, request.id, client.signal)));
+      const outcome = await inFlight.track(runChat(deps, client, body, () => (sink = new SseResponse(reply, request.id, client.signal))));
       if (outcome.kind === 'json') return reply.type('application/json').send(JSON.stringify(outcome.body));
       return reply;
     } catch (error) {

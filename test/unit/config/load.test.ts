@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, formatPath, loadConfig, parseConfig } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
+import { testProvider } from '../../support/provider-fixture.js';
 
 const CONFIG_PATH = '/etc/tollgate/tollgate.yaml';
 const EXAMPLE = fileURLToPath(new URL('../../../tollgate.example.yaml', import.meta.url));
@@ -89,20 +90,7 @@ describe('parseConfig: a valid file', () => {
     assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30 });
     assert.equal(config.database, `sqlite:${resolve('/etc/tollgate', 'data/tollgate.db')}`);
     const provider = config.providers.get('openai-main')!;
-    assert.deepEqual(provider, {
-      id: 'openai-main',
-      kind: 'openai',
-      baseUrl: 'https://api.openai.com/v1',
-      origin: 'https://api.openai.com',
-      basePath: '/v1',
-      apiKey: 'sk-test-key',
-      apiVersion: undefined,
-      retries: 1,
-      cooldown: { failures: 3, seconds: 30 },
-      timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
-      onClientDisconnect: 'abort',
-      drainMaxConcurrent: 32,
-    });
+    assert.deepEqual(provider, testProvider({ id: 'openai-main', kind: 'openai', apiKey: 'sk-test-key' }));
     assert.deepEqual(config.warnings, []);
     assert.equal(config.path, CONFIG_PATH);
   });
@@ -255,7 +243,7 @@ describe('parseConfig: unknown keys', () => {
 describe('parseConfig: invalid values', () => {
   test('rejects an unknown provider kind, listing the known ones', () => {
     const yaml = MINIMAL.replace('kind: openai', 'kind: openia');
-    assert.deepEqual(problemsOf(yaml), ['providers.openai-main.kind: unknown provider kind "openia" (one of: openai, openai-compatible)']);
+    assert.deepEqual(problemsOf(yaml), ['providers.openai-main.kind: unknown provider kind "openia" (one of: openai, openai-compatible, anthropic, gemini, azure-openai)']);
   });
 
   test('requires base_url for openai-compatible', () => {
@@ -345,7 +333,7 @@ describe('parseConfig: invalid values', () => {
   test('lists every cross-check problem of the file at once', () => {
     const semantic = MINIMAL.replace('kind: openai', 'kind: nope').replace('input: 0.15,', 'input: "0.1234567891",');
     assert.deepEqual(problemsOf(semantic), [
-      'providers.openai-main.kind: unknown provider kind "nope" (one of: openai, openai-compatible)',
+      'providers.openai-main.kind: unknown provider kind "nope" (one of: openai, openai-compatible, anthropic, gemini, azure-openai)',
       'models.gpt-4o-mini.price.input: must be a decimal with at most 9 decimal places (USD per 1M tokens)',
     ]);
   });

@@ -1,5 +1,7 @@
 // The streaming chat pipeline with a scripted upstream (no network): what the client receives at the
 // end of a stream, and what the ledger charged, for each way an upstream stream can end.
+import { DrainSlots } from '../../../src/pipeline/drain-slots.js';
+import { ProviderHealth } from '../../../src/routing/provider-health.js';
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
@@ -14,6 +16,7 @@ import { SseDecoder } from '../../../src/streaming/sse-decoder.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { Store } from '../../../src/storage/types.js';
 import type { UpstreamTransport } from '../../../src/upstream/transport.js';
+import { testNewKey } from '../../support/key-fixture.js';
 
 const CONFIG = parseConfig(
   `providers:
@@ -75,16 +78,7 @@ let sent: UpstreamRequest[];
 beforeEach(async () => {
   store = openSqliteStore(':memory:');
   sent = [];
-  await store.keys.create({
-    id: 'key_a',
-    name: 'a',
-    prefix: 'tg-xxxxxxx',
-    secretHash: 'hash-a',
-    allowedModels: '*',
-    initialBalance: BALANCE,
-    topupRequestId: 'topup-a',
-    now: Date.now(),
-  });
+  await store.keys.create(testNewKey('key_a', { initialBalance: BALANCE, now: Date.now() }));
 });
 afterEach(async () => {
   await store.close();
@@ -99,7 +93,14 @@ async function streamOnce(body: string): Promise<{ sink: RecordingSink; events: 
       return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: Readable.from([Buffer.from(body)]) };
     },
   } as unknown as UpstreamTransport;
-  const deps: PipelineDeps = { config: CONFIG, ledger: new Ledger(store.ledger, CONFIG.billing, log), transport, log };
+  const deps: PipelineDeps = {
+    config: CONFIG,
+    ledger: new Ledger(store.ledger, CONFIG.billing, log),
+    transport,
+    log,
+    health: new ProviderHealth(),
+    drains: new DrainSlots(),
+  };
   const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal };
   const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: 100 } as ChatRequestBody;
   const sink = new RecordingSink();

@@ -1,29 +1,16 @@
 // Upstream failures → the gateway's registry (product.md §6), never leaking the gateway's own credentials.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ProviderConfig } from '../../../src/config/types.js';
 import { GatewayError } from '../../../src/errors.js';
 import { attemptStatusOf, failureToGatewayError, toGatewayError } from '../../../src/pipeline/upstream-error.js';
 import { UpstreamFailureError, type UpstreamFailure } from '../../../src/providers/types.js';
 import { SseOverflowError } from '../../../src/streaming/sse-decoder.js';
 import { TransportError } from '../../../src/upstream/transport.js';
+import { testProvider } from '../../support/provider-fixture.js';
 
 const API_KEY = 'sk-proj-SECRET0123456789abcdef';
 
-const PROVIDER: ProviderConfig = {
-  id: 'openai-main',
-  kind: 'openai',
-  baseUrl: 'https://api.openai.com/v1',
-  origin: 'https://api.openai.com',
-  basePath: '/v1',
-  apiKey: API_KEY,
-  apiVersion: undefined,
-  retries: 1,
-  cooldown: { failures: 3, seconds: 30 },
-  timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
-  onClientDisconnect: 'abort',
-  drainMaxConcurrent: 32,
-};
+const PROVIDER = testProvider({ apiKey: API_KEY });
 
 function failure(status: number, overrides: Partial<UpstreamFailure> = {}): UpstreamFailure {
   return { status, message: `upstream said ${status}`, type: undefined, code: undefined, param: undefined, retryAfter: undefined, ...overrides };

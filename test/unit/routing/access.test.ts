@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../../../src/config/load.js';
 import { GatewayError } from '../../../src/errors.js';
 import { findUsableModel, mayUseModel, visibleModels } from '../../../src/routing/access.js';
-import { assertProviderUsable, resolveRoute } from '../../../src/routing/resolve-route.js';
+import { orderCandidates } from '../../../src/routing/order-candidates.js';
+import { ProviderHealth } from '../../../src/routing/provider-health.js';
+import { resolveRoute } from '../../../src/routing/resolve-route.js';
 
 const CONFIG = parseConfig(
   `providers:
@@ -126,17 +128,17 @@ describe('resolveRoute', () => {
   });
 });
 
-describe('assertProviderUsable', () => {
+describe('a provider without credentials', () => {
   test('fails with upstream_error naming a provider whose kind needs a key it does not have', () => {
-    const [candidate] = resolveRoute(CONFIG, '*', 'keyless', 'chat').candidates;
+    const route = resolveRoute(CONFIG, '*', 'keyless', 'chat');
     assert.throws(
-      () => assertProviderUsable(candidate!),
+      () => orderCandidates(route, new ProviderHealth()),
       (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && error.status === 502 && error.message.includes("'no-key'"),
     );
   });
 
   test('lets a keyless openai-compatible provider and a provider with a key through', () => {
-    assert.doesNotThrow(() => assertProviderUsable(resolveRoute(CONFIG, '*', 'local-llama', 'chat').candidates[0]!));
-    assert.doesNotThrow(() => assertProviderUsable(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat').candidates[0]!));
+    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'local-llama', 'chat'), new ProviderHealth()));
+    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat'), new ProviderHealth()));
   });
 });

@@ -4,6 +4,8 @@ import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { HoldPlacement, Store, UsageRecord } from '../../../src/storage/types.js';
+import { testNewKey } from '../../support/key-fixture.js';
+import { mulberry32 } from '../../support/seeded-random.js';
 
 const T0 = 1_750_000_000_000;
 const TTL = 600_000;
@@ -17,16 +19,7 @@ afterEach(async () => {
 });
 
 async function createKey(id: string, balance: number): Promise<void> {
-  await store.keys.create({
-    id,
-    name: id,
-    prefix: 'tg-xxxxxxx',
-    secretHash: `hash-${id}`,
-    allowedModels: '*',
-    initialBalance: balance,
-    topupRequestId: `topup-${id}`,
-    now: T0,
-  });
+  await store.keys.create(testNewKey(id, { initialBalance: balance, now: T0 }));
 }
 
 function hold(requestId: string, amount: number, overrides: Partial<HoldPlacement> = {}): HoldPlacement {
@@ -284,18 +277,6 @@ describe('expireHolds', () => {
     assert.equal(await store.ledger.extendHold('nope', T0 + 5000), false);
   });
 });
-
-/** A small, seedable PRNG (mulberry32), so a failing random history can be replayed from its seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface ModelHold {
   readonly keyId: string;

@@ -3,24 +3,14 @@ import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { Store, UsageRecord } from '../../../src/storage/types.js';
+import { testNewKey } from '../../support/key-fixture.js';
 
 const T0 = 1_750_000_000_000;
 
 let store: Store;
 beforeEach(async () => {
   store = openSqliteStore(':memory:');
-  for (const id of ['key_a', 'key_b']) {
-    await store.keys.create({
-      id,
-      name: id,
-      prefix: 'tg-xxxxxxx',
-      secretHash: `hash-${id}`,
-      allowedModels: '*',
-      initialBalance: 1_000_000_000,
-      topupRequestId: `topup-${id}`,
-      now: T0,
-    });
-  }
+  for (const id of ['key_a', 'key_b']) await store.keys.create(testNewKey(id, { initialBalance: 1_000_000_000, now: T0 }));
 });
 afterEach(async () => {
   await store.close();

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { openSqlite } from '../../../src/storage/sqlite/connection.js';
 import { WriteBatcher } from '../../../src/storage/sqlite/write-batcher.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+import { testNewKey } from '../../support/key-fixture.js';
 
 function scratchDb() {
   const db = new Database(':memory:');
@@ -76,16 +77,7 @@ describe('WriteBatcher', () => {
   test('admits holds from one batch in arrival order, never past the balance', async () => {
     const store = openSqliteStore(':memory:');
     try {
-      await store.keys.create({
-        id: 'key_a',
-        name: 'a',
-        prefix: 'tg-xxxxxxx',
-        secretHash: 'h',
-        allowedModels: '*',
-        initialBalance: 1_000,
-        topupRequestId: 'topup-1',
-        now: 0,
-      });
+      await store.keys.create(testNewKey('key_a', { initialBalance: 1_000 }));
       // Ten holds of 300 queued in the same turn: the first three fit, the rest see them.
       const admissions = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>

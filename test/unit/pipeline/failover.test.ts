@@ -1,0 +1,143 @@
+// Retries and fallback: which failures are retried, how long to wait, and the order of attempts.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { adapterFor } from '../../../src/providers/registry.js';
+import { UpstreamFailureError } from '../../../src/providers/types.js';
+import { isRetryable, retryDelayMs, withFailover } from '../../../src/pipeline/failover.js';
+import type { PipelineDeps, ClientRequest } from '../../../src/pipeline/deps.js';
+import type { RequestBill } from '../../../src/pipeline/request-bill.js';
+import { ProviderHealth } from '../../../src/routing/provider-health.js';
+import type { Candidate } from '../../../src/routing/resolve-route.js';
+import { TransportError } from '../../../src/upstream/transport.js';
+import { testProvider } from '../../support/provider-fixture.js';
+
+function failure(status: number, retryAfter?: string): UpstreamFailureError {
+  return new UpstreamFailureError({ status, message: `HTTP ${status}`, type: undefined, code: undefined, param: undefined, retryAfter });
+}
+
+function candidate(id: string, retries: number, failures = 100): Candidate {
+  const provider = testProvider({ id, retries, cooldown: { failures, seconds: 60 } });
+  return { provider, adapter: adapterFor('openai'), weight: 1, target: { provider, upstreamModel: id, clientModel: 'm', maxOutputTokens: 10 } };
+}
+
+function harness() {
+  const deps = { health: new ProviderHealth(), log: pino({ level: 'silent' }) } as unknown as PipelineDeps;
+  const used: string[] = [];
+  const bill = { useCandidate: (c: Candidate) => used.push(c.provider.id) } as unknown as RequestBill;
+  const client = { requestId: 'r', signal: new AbortController().signal } as unknown as ClientRequest;
+  return { deps, bill, client, used };
+}
+
+describe('isRetryable', () => {
+  test('retries connection errors, timeouts, resets, 408, 429, 5xx, 529 and in-stream error events', () => {
+    for (const error of [
+      new TransportError('connect', 'x'),
+      new TransportError('timeout', 'x'),
+      new TransportError('reset', 'x'),
+      failure(408),
+      failure(429),
+      failure(500),
+      failure(503),
+      failure(529),
+      failure(0),
+    ]) {
+      assert.equal(isRetryable(error), true, String(error.message));
+    }
+  });
+
+  test('never retries 400, 401, 403, 404, 413, 422, a client abort, an oversized body or a gateway error', () => {
+    for (const error of [failure(400), failure(401), failure(403), failure(404), failure(413), failure(422)]) {
+      assert.equal(isRetryable(error), false, error.message);
+    }
+    assert.equal(isRetryable(new TransportError('aborted', 'x')), false);
+    assert.equal(isRetryable(new TransportError('too-large', 'x')), false);
+    assert.equal(isRetryable(new Error('bug')), false);
+  });
+});
+
+describe('retryDelayMs', () => {
+  test('backs off exponentially with jitter between half and all of the ceiling', () => {
+    assert.equal(retryDelayMs(1, failure(500), () => 0), 100);
+    assert.equal(retryDelayMs(1, failure(500), () => 1), 200);
+    assert.equal(retryDelayMs(2, failure(500), () => 1), 400);
+    assert.equal(retryDelayMs(10, failure(500), () => 1), 2000, 'capped');
+  });
+
+  test('honours a short Retry-After (seconds or HTTP date) and gives up on a long one', () => {
+    assert.equal(retryDelayMs(1, failure(429, '2')), 2000);
+    assert.equal(retryDelayMs(1, failure(429, '0.5')), 500);
+    const soon = new Date(Date.now() + 3000).toUTCString();
+    const delay = retryDelayMs(1, failure(429, soon))!;
+    assert.ok(delay > 1000 && delay <= 3000, `HTTP date → ${delay}`);
+    assert.equal(retryDelayMs(1, failure(429, '60')), undefined);
+  });
+});
+
+describe('withFailover', () => {
+  test('retries the same upstream, then falls back to the next, and returns the first success', async () => {
+    const { deps, bill, client, used } = harness();
+    const tries: string[] = [];
+    const result = await withFailover(deps, client, bill, [candidate('a', 1), candidate('b', 1)], async (c) => {
+      tries.push(c.provider.id);
+      if (c.provider.id === 'a') throw new TransportError('reset', 'x');
+      return 'ok';
+    });
+    assert.equal(result, 'ok');
+    assert.deepEqual(tries, ['a', 'a', 'b']);
+    assert.deepEqual(used, ['a', 'b'], 'the bill records which upstream served');
+  });
+
+  test('stops at once on a failure that must not be retried', async () => {
+    const { deps, bill, client } = harness();
+    const tries: string[] = [];
+    await assert.rejects(
+      withFailover(deps, client, bill, [candidate('a', 2), candidate('b', 2)], async (c) => {
+        tries.push(c.provider.id);
+        throw failure(400);
+      }),
+      (error: unknown) => error instanceof UpstreamFailureError && error.failure.status === 400,
+    );
+    assert.deepEqual(tries, ['a']);
+  });
+
+  test('throws the last failure when every attempt failed', async () => {
+    const { deps, bill, client } = harness();
+    let n = 0;
+    await assert.rejects(
+      withFailover(deps, client, bill, [candidate('a', 0), candidate('b', 0)], async () => {
+        throw failure(500 + n++);
+      }),
+      (error: unknown) => error instanceof UpstreamFailureError && error.failure.status === 501,
+    );
+  });
+
+  test('leaves an upstream as soon as its failure starts a cool-down, and skips it later', async () => {
+    const { deps, bill, client } = harness();
+    const tries: string[] = [];
+    const attempt = async (c: Candidate) => {
+      tries.push(c.provider.id);
+      if (c.provider.id === 'a') throw failure(503);
+      return c.provider.id;
+    };
+    const a = candidate('a', 5, 1);
+    assert.equal(await withFailover(deps, client, bill, [a, candidate('b', 0)], attempt), 'b');
+    assert.deepEqual(tries, ['a', 'b'], 'one failure cools a down (failures: 1): no retries on it');
+    assert.equal(deps.health.isCooling('a'), true);
+  });
+
+  test('does not retry once the client has gone', async () => {
+    const { deps, bill } = harness();
+    const controller = new AbortController();
+    const client = { requestId: 'r', signal: controller.signal } as unknown as ClientRequest;
+    let tries = 0;
+    await assert.rejects(
+      withFailover(deps, client, bill, [candidate('a', 3)], async () => {
+        tries++;
+        controller.abort();
+        throw new TransportError('aborted', 'x');
+      }),
+    );
+    assert.equal(tries, 1);
+  });
+});
