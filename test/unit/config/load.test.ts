@@ -401,8 +401,21 @@ describe('parseConfig: database URL', () => {
 describe('loadConfig', () => {
   test('parses the shipped tollgate.example.yaml with an empty environment', () => {
     const config = loadConfig(EXAMPLE, {});
-    assert.deepEqual([...config.providers.keys()], ['openai', 'local']);
-    assert.deepEqual([...config.models.keys()], ['gpt-4o-mini', 'o4-mini', 'text-embedding-3-small', 'local-llama', 'local-embed']);
+    assert.deepEqual([...config.providers.keys()], ['openai', 'anthropic', 'gemini', 'azure', 'local']);
+    assert.deepEqual([...config.models.keys()], [
+      'gpt-4o-mini',
+      'o4-mini',
+      'claude-sonnet',
+      'gemini-flash',
+      'gpt-4o',
+      'text-embedding-3-small',
+      'gemini-embedding',
+      'local-llama',
+      'local-embed',
+    ]);
+    const azure = config.providers.get('azure')!;
+    assert.equal(azure.apiVersion, '2024-10-21');
+    assert.deepEqual(config.models.get('gpt-4o')!.upstreams.map((u) => u.provider), ['azure', 'openai']);
     assert.equal(config.database, `sqlite:${resolve(EXAMPLE, '..', 'data/tollgate.db')}`);
     const local = config.providers.get('local')!;
     assert.equal(local.baseUrl, 'http://127.0.0.1:11434/v1');
@@ -411,7 +424,12 @@ describe('loadConfig', () => {
     assert.equal(config.models.get('local-llama')!.upstreams[0]!.model, 'llama3.2');
     assert.equal(config.models.get('local-embed')!.upstreams[0]!.model, 'nomic-embed-text');
     assert.deepEqual(config.models.get('o4-mini')!.rates, { input: 1_100_000_000n, output: 4_400_000_000n, cachedInput: 275_000_000n });
-    assert.deepEqual(config.warnings, ['provider openai (openai) has no api_key: calls routed to it will fail with upstream_error']);
+    assert.deepEqual(config.warnings, [
+      'provider openai (openai) has no api_key: calls routed to it will fail with upstream_error',
+      'provider anthropic (anthropic) has no api_key: calls routed to it will fail with upstream_error',
+      'provider gemini (gemini) has no api_key: calls routed to it will fail with upstream_error',
+      'provider azure (azure-openai) has no api_key: calls routed to it will fail with upstream_error',
+    ]);
   });
 
   test('reads a file and resolves its relative sqlite path against its directory', () => {
