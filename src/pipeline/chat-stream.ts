@@ -2,7 +2,7 @@
 // retried or replaced (withFailover); from then on the stream is committed: each upstream read is
 // relayed as it arrives, the hold is kept alive, and the gateway ends with its own usage chunk (with
 // the cost) and [DONE] — or, after a failure, an error event and [DONE].
-import type { UpstreamRequest } from '../providers/types.js';
+import type { ChatRequestBody } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
 import { encodeSseData, SSE_DONE } from '../streaming/sse-encoder.js';
 import { AttemptSignal, type DrainPermit } from '../upstream/attempt-signal.js';
@@ -11,6 +11,7 @@ import { readUpstreamFailure } from './call-upstream.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { withFailover } from './failover.js';
 import type { RequestBill } from './request-bill.js';
+import type { UpstreamPlan } from './upstream-plan.js';
 import { attemptStatusOf, toGatewayError } from './upstream-error.js';
 import { UpstreamStream } from './upstream-stream.js';
 
@@ -22,14 +23,14 @@ interface OpenedStream {
 export async function streamChat(
   deps: PipelineDeps,
   client: ClientRequest,
-  candidates: readonly Candidate[],
-  requestFor: (candidate: Candidate) => UpstreamRequest,
+  body: ChatRequestBody,
+  plan: UpstreamPlan,
   bill: RequestBill,
   openSink: () => SseSink,
 ): Promise<void> {
   let opened: OpenedStream;
   try {
-    opened = await withFailover(deps, client, bill, candidates, (candidate) => openStream(deps, client, candidate, requestFor(candidate), bill));
+    opened = await withFailover(deps, client, bill, plan.candidates, (candidate) => openStream(deps, client, candidate, body, plan, bill));
   } catch (error) {
     throw await bill.abandon(error);
   }
@@ -55,16 +56,17 @@ async function openStream(
   deps: PipelineDeps,
   client: ClientRequest,
   candidate: Candidate,
-  request: UpstreamRequest,
+  body: ChatRequestBody,
+  plan: UpstreamPlan,
   bill: RequestBill,
 ): Promise<OpenedStream> {
   const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate));
   const startedAt = performance.now();
   let stream: UpstreamStream | undefined;
   try {
-    const response = await deps.transport.send(candidate.provider, request, attempt.signal);
+    const response = await deps.transport.send(candidate.provider, plan.requestFor(candidate), attempt.signal);
     if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
-    stream = new UpstreamStream(candidate, response, attempt);
+    stream = new UpstreamStream(candidate, body, response, attempt);
     let firstText = '';
     const { meter, translator } = stream;
     while (!stream.ended && !meter.sawOutput && !meter.sawFinish && !translator.finished) firstText += await stream.next();

@@ -31,7 +31,7 @@ export async function runChat(
   const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, { rates: model.rates, inputTokens, n, hold, modelMaxOutput });
   try {
     if (body.stream === true) {
-      await streamChat(deps, client, plan.candidates, plan.requestFor, bill, openSink);
+      await streamChat(deps, client, body, plan, bill, openSink);
       return { kind: 'streamed' };
     }
     return { kind: 'json', body: await completeChat(deps, client, plan, bill) };

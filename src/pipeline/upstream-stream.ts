@@ -2,7 +2,7 @@
 // encoded chunks, metered on the way. next() returns the text of the next upstream read that produced
 // any, so the relay writes each read as it arrives and never buffers the stream.
 import type { JsonObject } from '../json-object.js';
-import { UpstreamFailureError, type ChatStreamTranslator } from '../providers/types.js';
+import { UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
 import { SseDecoder, SseOverflowError, type SseEvent } from '../streaming/sse-decoder.js';
 import { encodeSseData } from '../streaming/sse-encoder.js';
@@ -22,10 +22,11 @@ export class UpstreamStream {
 
   constructor(
     readonly candidate: Candidate,
+    body: ChatRequestBody,
     private readonly response: UpstreamResponse,
     readonly attempt: AttemptSignal,
   ) {
-    this.translator = candidate.adapter.createChatStreamTranslator(candidate.target);
+    this.translator = candidate.adapter.createChatStreamTranslator(candidate.target, body);
     this.reads = response.body[Symbol.asyncIterator]();
   }
 

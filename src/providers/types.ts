@@ -98,7 +98,8 @@ export interface ChatStreamTranslator {
 export interface ProviderAdapter extends ProviderKindInfo {
   buildChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest;
   parseChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse;
-  createChatStreamTranslator(target: UpstreamTarget): ChatStreamTranslator;
+  /** `body` is the client's request, for translators whose output depends on it (JSON mode). */
+  createChatStreamTranslator(target: UpstreamTarget, body?: ChatRequestBody): ChatStreamTranslator;
   buildEmbeddingRequest(body: EmbeddingRequestBody, target: UpstreamTarget): UpstreamRequest;
   parseEmbeddingResponse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse;
   /** Reads an upstream HTTP error response. */

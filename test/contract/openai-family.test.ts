@@ -10,11 +10,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { TokenUsage } from '../../src/billing/pricing.js';
+import { azureOpenAIAdapter } from '../../src/providers/azure-openai/index.js';
 import { parseOpenAIError } from '../../src/providers/openai/errors.js';
 import { parseOpenAIChatResponse, parseOpenAIEmbeddingResponse } from '../../src/providers/openai/response.js';
-import type { JsonObject } from '../../src/providers/types.js';
+import type { JsonObject, UpstreamTarget } from '../../src/providers/types.js';
 import { encodeSseData, SSE_DONE } from '../../src/streaming/sse-encoder.js';
 import { validateAgainst } from '../support/openapi.js';
+import { testProvider, testTarget } from '../support/provider-fixture.js';
 import {
   CLIENT_MODEL,
   everyOffset,
@@ -25,6 +27,7 @@ import {
   replayStream,
   TARGET,
   type Replay,
+  type TranslatorFactory,
 } from './replay.js';
 
 const UPSTREAM = new URL('../fixtures/upstream/', import.meta.url);
@@ -715,5 +718,75 @@ void describe('parsing OpenAI-family non-stream bodies', () => {
       param: 'max_tokens',
       retryAfter: undefined,
     });
+  });
+});
+
+// ---- the azure-openai adapter's own translator ----------------------------------------------------------
+// The cases above replay Azure's recording through the plain OpenAI translator; the gateway runs a provider
+// of kind azure-openai through azureOpenAIAdapter.createChatStreamTranslator, which also drops Azure's
+// content_filter_results. Same bytes, same checks, whole and split at every byte boundary.
+
+void describe('replaying openai/azure-model-router.1.chunks.txt through the azure-openai adapter’s stream translator', () => {
+  const bytes = framesFromChunksFile(fixtureUrl('openai/azure-model-router.1.chunks.txt'));
+  const azureTarget: UpstreamTarget = testTarget({
+    provider: testProvider({
+      id: 'azure',
+      kind: 'azure-openai',
+      baseUrl: 'https://contoso.openai.azure.com',
+      origin: 'https://contoso.openai.azure.com',
+      basePath: '',
+      apiKey: 'azure-test-key',
+      apiVersion: '2024-10-21',
+    }),
+    upstreamModel: 'model-router',
+    clientModel: CLIENT_MODEL,
+  });
+  const azure: TranslatorFactory = (target) => azureOpenAIAdapter.createChatStreamTranslator(target);
+  const replay = (splitAt: readonly number[] = []) => replayStream(bytes, splitAt, azureTarget, azure);
+  const violations = (r: Replay) => r.chunks.flatMap((chunk, i) => validateAgainst('CreateChatCompletionStreamResponse', chunk).map((v) => `chunk ${i}: ${v}`));
+  const whole = replay();
+
+  void test('relays the six choice chunks with 0 schema violations, the recorded text, usage, id and created', () => {
+    assert.equal(whole.events, 9); // 8 payload lines + [DONE]
+    assert.equal(whole.chunks.length, 6); // the prelude (line 1) and the usage chunk (line 8) are not relayed
+    assert.deepEqual(violations(whole), []);
+    assert.equal(joinDeltas(whole.chunks, 'content'), 'Capital of Denmark.');
+    assert.deepEqual(whole.usage?.tokens, { input: 15, cachedInput: 0, output: 78, reasoning: 64 }); // line 8
+    assert.equal(whole.id, 'chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt');
+    assert.equal(whole.created, 1762317021);
+    assert.equal(whole.finished, true);
+    assert.deepEqual(finishReasonsOf(whole.chunks), [[0, 'stop']]);
+  });
+
+  void test('sends the client no prelude, no prompt_filter_results and no content_filter_results', () => {
+    for (const chunk of whole.chunks) {
+      assert.equal(chunk.prompt_filter_results, undefined);
+      assert.ok(choicesOf(chunk).length > 0);
+      for (const choice of chunk.choices as JsonObject[]) assert.equal(choice.content_filter_results, undefined);
+    }
+  });
+
+  void test('differs from the plain OpenAI translator’s output only by the dropped content_filter_results', () => {
+    const plain = replayStream(bytes).chunks.map((chunk) => ({
+      ...chunk,
+      choices: (chunk.choices as JsonObject[]).map(({ content_filter_results: _dropped, ...choice }) => choice),
+    }));
+    assert.deepEqual(whole.chunks, plain);
+  });
+
+  void test('gives the same output, with 0 schema violations, split into two pushes at every byte boundary', () => {
+    const expected = replayDigest(bytes, [], azureTarget, azure);
+    for (const offset of everyOffset(bytes.length)) {
+      assert.equal(replayDigest(bytes, [offset], azureTarget, azure), expected, `split at byte ${offset} changed the output`);
+      const split = replay([offset]);
+      assert.deepEqual(violations(split), [], `split at byte ${offset}`);
+    }
+  });
+
+  void test('gives the same output fed one byte per push', () => {
+    const byteWise = replay(everyOffset(bytes.length));
+    assert.deepEqual(byteWise.chunks, whole.chunks);
+    assert.deepEqual(byteWise.usage, whole.usage);
+    assert.equal(byteWise.finished, true);
   });
 });

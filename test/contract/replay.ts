@@ -1,11 +1,12 @@
 // Replays recorded upstream bytes through the OpenAI-family stream path exactly as the gateway runs it
 // (src/pipeline/chat-stream.ts relay/forward): bytes → SseDecoder.push per read, SseDecoder.end(),
-// OpenAIChatStreamTranslator.onEvent per event, OutputMeter.observeChunk per emitted chunk, and each chunk
-// serialised with the client-facing encoder. No network, no timers.
+// OpenAIChatStreamTranslator.onEvent per event (or another adapter's translator, see TranslatorFactory),
+// OutputMeter.observeChunk per emitted chunk, and each chunk serialised with the client-facing encoder.
+// No network, no timers.
 import { readFileSync } from 'node:fs';
 import { OutputMeter } from '../../src/pipeline/output-meter.js';
 import { OpenAIChatStreamTranslator } from '../../src/providers/openai/stream.js';
-import type { JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
+import type { ChatStreamTranslator, JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
 import { SseDecoder } from '../../src/streaming/sse-decoder.js';
 import { encodeSseData } from '../../src/streaming/sse-encoder.js';
 import { testCompatibleProvider, testTarget } from '../support/provider-fixture.js';
@@ -13,6 +14,11 @@ import { testCompatibleProvider, testTarget } from '../support/provider-fixture.
 export const CLIENT_MODEL = 'client-model';
 
 export const TARGET: UpstreamTarget = testTarget({ provider: testCompatibleProvider(), upstreamModel: 'up', clientModel: CLIENT_MODEL });
+
+/** Makes the stream translator a replay feeds (an adapter's createChatStreamTranslator); the OpenAI one by default. */
+export type TranslatorFactory = (target: UpstreamTarget) => ChatStreamTranslator;
+
+const openAITranslator: TranslatorFactory = (target) => new OpenAIChatStreamTranslator(target);
 
 export interface Replay {
   /** The chunks the client receives, parsed back from the exact SSE text the gateway writes. */
@@ -32,8 +38,13 @@ export interface Replay {
  * Feeds `bytes` to a fresh decoder and translator, one push per piece: `splitAt` lists the offsets where
  * one upstream read ends and the next begins (sorted, strictly inside the buffer; none = one read).
  */
-export function replayStream(bytes: Buffer, splitAt: readonly number[] = [], target: UpstreamTarget = TARGET): Replay {
-  const run = pump(bytes, splitAt, target);
+export function replayStream(
+  bytes: Buffer,
+  splitAt: readonly number[] = [],
+  target: UpstreamTarget = TARGET,
+  createTranslator: TranslatorFactory = openAITranslator,
+): Replay {
+  const run = pump(bytes, splitAt, target, createTranslator);
   return { ...run, chunks: parseClientSse(run.wire) };
 }
 
@@ -41,14 +52,19 @@ export function replayStream(bytes: Buffer, splitAt: readonly number[] = [], tar
  * A compact, order-sensitive fingerprint of everything a replay produced (client SSE text, usage, end
  * marker, id, created, event count), for split-equivalence checks without re-parsing the output.
  */
-export function replayDigest(bytes: Buffer, splitAt: readonly number[] = []): string {
-  const r = pump(bytes, splitAt, TARGET);
+export function replayDigest(
+  bytes: Buffer,
+  splitAt: readonly number[] = [],
+  target: UpstreamTarget = TARGET,
+  createTranslator: TranslatorFactory = openAITranslator,
+): string {
+  const r = pump(bytes, splitAt, target, createTranslator);
   return `${r.wire}\u0000${JSON.stringify(r.usage)}\u0000${r.finished}\u0000${r.id}\u0000${r.created}\u0000${r.events}`;
 }
 
-function pump(bytes: Buffer, splitAt: readonly number[], target: UpstreamTarget): Omit<Replay, 'chunks'> {
+function pump(bytes: Buffer, splitAt: readonly number[], target: UpstreamTarget, createTranslator: TranslatorFactory): Omit<Replay, 'chunks'> {
   const decoder = new SseDecoder();
-  const translator = new OpenAIChatStreamTranslator(target);
+  const translator = createTranslator(target);
   const meter = new OutputMeter();
   let wire = '';
   let events = 0;

@@ -201,12 +201,15 @@ export class UsageExpectations {
     this.pending.push({ exp, extra });
   }
 
-  /** Checks every expected row and, per key, that the rows add up to the ledger (assertUsageAddsUp). */
-  async verify(gw: GatewayProcess, keyIds: readonly string[]): Promise<void> {
+  /**
+   * Checks every expected row and, per key, that the rows add up to the ledger (assertUsageAddsUp, which
+   * prices rows of `embeddingModels` as embeddings).
+   */
+  async verify(gw: GatewayProcess, keyIds: readonly string[], embeddingModels?: readonly string[]): Promise<void> {
     const unknown = this.pending.filter((p) => !keyIds.includes(p.exp.keyId));
     assert.deepEqual(unknown.map((p) => p.exp.label ?? p.exp.requestId), [], 'every expectation names a verified key');
     const failures: string[] = [];
-    const rowsByKey = await Promise.all(keyIds.map((keyId) => assertUsageAddsUp(gw, keyId)));
+    const rowsByKey = await Promise.all(keyIds.map((keyId) => assertUsageAddsUp(gw, keyId, embeddingModels)));
     for (const [i, keyId] of keyIds.entries()) {
       const rows = rowsByKey[i]!;
       for (const { exp, extra } of this.pending.filter((p) => p.exp.keyId === keyId)) {

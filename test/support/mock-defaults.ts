@@ -1,6 +1,7 @@
 // The mock upstream's default (unscripted) behaviour: deterministic OpenAI-compatible replies per endpoint.
 import {
   DEFAULT_TEXT,
+  azurePreludeChunk,
   chatChunks,
   chatCompletion,
   embeddingList,
@@ -16,6 +17,8 @@ import {
 export interface DefaultInput {
   method: string;
   path: string;
+  /** Path and query as received; only Azure's deployment paths read it (for `api-version`). */
+  url?: string;
   body: unknown;
   rawBody: string;
 }
@@ -27,6 +30,8 @@ export const MOCK_MODELS = ['gpt-4o-mini', 'gpt-4o', 'o3-mini-reasoning', 'text-
 export const JSON_MODE_TEXT = '{"answer":42}';
 export const TOOL_ARGUMENTS = '{"location":"Paris"}';
 const REASONING_TOKENS = 16;
+/** How the mocks (OpenAI, Anthropic, Gemini) answer a conversation that ends in a tool result. */
+export const toolResultText = (result: string): string => `The tool returned: ${result}`;
 const EMBEDDING_DIMS = 8;
 
 /**
@@ -80,21 +85,43 @@ function chosenTool(b: Obj): string | undefined {
   return typeof name === 'string' ? name : 'tool';
 }
 
+/** Whether tool_choice obliges the model to call a tool ('required' or a named function). */
+const forcesTool = (b: Obj): boolean => b.tool_choice === 'required' || isObj(b.tool_choice);
+
+/** The text of the conversation's last message when it is a tool result (a string or text parts). */
+function lastToolResult(b: Obj): string | undefined {
+  const last: unknown = Array.isArray(b.messages) ? b.messages.at(-1) : undefined;
+  if (!isObj(last) || last.role !== 'tool') return undefined;
+  if (typeof last.content === 'string') return last.content;
+  return Array.isArray(last.content) ? last.content.map((p: unknown) => (isObj(p) && typeof p.text === 'string' ? p.text : '')).join('') : '';
+}
+
 function isJsonMode(b: Obj): boolean {
   const type = isObj(b.response_format) ? b.response_format.type : undefined;
   return type === 'json_object' || type === 'json_schema';
 }
 
-function defaultChat(b: Obj, id: string): MockReply {
+/** Azure's per-choice and per-prompt content-filter verdicts. */
+function withAzureFilterResults(body: Obj): Obj {
+  const prelude = azurePreludeChunk();
+  const choices = Array.isArray(body.choices) ? body.choices.map((c: unknown) => ({ ...(isObj(c) ? c : {}), content_filter_results: {} })) : [];
+  return { ...body, choices, prompt_filter_results: prelude.prompt_filter_results };
+}
+
+function defaultChat(b: Obj, id: string, azure = false): MockReply {
   if (typeof b.model !== 'string' || b.model === '') return errorReply(400, 'you must provide a model parameter');
   if (!Array.isArray(b.messages)) return errorReply(400, "Missing required parameter: 'messages'.", { param: 'messages', code: 'missing_required_parameter' });
-  const tool = chosenTool(b);
+  // A tool result answers the call: where the model would call a tool again, it replies in text instead,
+  // unless the request forces another call.
+  const toolResult = chosenTool(b) !== undefined && !forcesTool(b) ? lastToolResult(b) : undefined;
+  const tool = toolResult === undefined ? chosenTool(b) : undefined;
   const toolCalls: ToolCallSpec[] | undefined = tool ? [{ id: 'call_mock_1', name: tool, arguments: TOOL_ARGUMENTS }] : undefined;
-  const spec = { id, model: b.model, usage: defaultUsageFor(b), toolCalls, content: tool ? null : isJsonMode(b) ? JSON_MODE_TEXT : DEFAULT_TEXT };
-  if (b.stream !== true) return { json: chatCompletion(spec) };
+  const text = toolResult !== undefined ? toolResultText(toolResult) : isJsonMode(b) ? JSON_MODE_TEXT : DEFAULT_TEXT;
+  const spec = { id, model: b.model, usage: defaultUsageFor(b), toolCalls, content: tool ? null : text };
+  if (b.stream !== true) return { json: azure ? withAzureFilterResults(chatCompletion(spec)) : chatCompletion(spec) };
   // OpenAI sends usage only when asked for, in a trailing `choices: []` chunk.
   const includeUsage = isObj(b.stream_options) && b.stream_options.include_usage === true;
-  return sseFromChunks(chatChunks({ ...spec, usageMode: includeUsage ? 'final-chunk' : 'none' }));
+  return sseFromChunks(chatChunks({ ...spec, usageMode: includeUsage ? 'final-chunk' : 'none', azurePrelude: azure }));
 }
 
 function defaultEmbeddings(b: Obj): MockReply {
@@ -105,6 +132,16 @@ function defaultEmbeddings(b: Obj): MockReply {
   const vectors = inputs.map((x) => defaultEmbeddingFor(x, dims));
   const usage = defaultEmbeddingUsageFor(b);
   return { json: embeddingList(vectors, { model: b.model, promptTokens: usage.prompt_tokens, base64: b.encoding_format === 'base64' }) };
+}
+
+/** Azure OpenAI: /openai/deployments/{deployment}/{operation}?api-version=... (the body's model is ignored there). */
+const AZURE_PATH = /^\/openai\/deployments\/[^/]+\/(chat\/completions|embeddings)$/;
+
+function azureReply(req: DefaultInput, operation: string, b: Obj, id: string): MockReply {
+  const query = new URLSearchParams(req.url?.split('?')[1] ?? '');
+  // What Azure answers without an api-version.
+  if (!query.get('api-version')) return { status: 404, json: { error: { code: '404', message: 'Resource not found' } } };
+  return operation === 'embeddings' ? defaultEmbeddings(b) : defaultChat(b, id, true);
 }
 
 const modelObject = (id: string) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'mock-upstream' });
@@ -123,5 +160,7 @@ export function defaultReply(req: DefaultInput, id = 'chatcmpl-mock'): MockReply
   const b = isObj(body) ? body : {};
   if (method === 'POST' && path === '/v1/chat/completions') return defaultChat(b, id);
   if (method === 'POST' && path === '/v1/embeddings') return defaultEmbeddings(b);
+  const azure = method === 'POST' ? AZURE_PATH.exec(path) : null;
+  if (azure) return azureReply(req, azure[1]!, b, id);
   return errorReply(404, `Invalid URL (${method} ${path})`);
 }

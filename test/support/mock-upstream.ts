@@ -5,7 +5,7 @@ import { errorReply, formatSseEvent, isStreamReply, type MockReply, type RawSseR
 import { defaultReply } from './mock-defaults.js';
 
 export * from './mock-builders.js';
-export { defaultReply, defaultUsageFor, defaultEmbeddingUsageFor, defaultEmbeddingFor, MOCK_MODELS, JSON_MODE_TEXT, TOOL_ARGUMENTS } from './mock-defaults.js';
+export { defaultReply, defaultUsageFor, defaultEmbeddingUsageFor, defaultEmbeddingFor, MOCK_MODELS, JSON_MODE_TEXT, TOOL_ARGUMENTS, toolResultText } from './mock-defaults.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -29,9 +29,9 @@ export type MockHandler = (req: ReceivedRequest, res: http.ServerResponse) => Mo
 /** Anything that can answer a request: a fixed reply or a handler. */
 export type ReplySource = MockReply | MockHandler;
 
-export interface MockUpstream {
-  /** Base URL ending in /v1, e.g. 'http://127.0.0.1:PORT/v1'. */
-  url: string;
+/** The server core every mock shares: recording, scripting, connection tracking. */
+export interface MockServer {
+  /** 'http://HOST:PORT', no path. */
   origin: string;
   port: number;
   requests: ReceivedRequest[];
@@ -44,11 +44,30 @@ export interface MockUpstream {
   close(): Promise<void>;
 }
 
+/** The mock OpenAI-compatible upstream. */
+export interface MockUpstream extends MockServer {
+  /** Base URL ending in /v1, e.g. 'http://127.0.0.1:PORT/v1'. */
+  url: string;
+}
+
 export interface MockUpstreamOptions {
   port?: number;
   host?: string;
   /** Record requests (default true); turn off for benchmarks. */
   record?: boolean;
+}
+
+export interface MockServerOptions extends MockUpstreamOptions {
+  /** The mock's default behaviour: the reply when no handler is set, and what the fault combinators
+   * (inSequence, cutAfter, delayed, ...) fall back to on this server. */
+  defaultReply: (req: ReceivedRequest) => MockReply;
+  /** Writes the default reply itself (a faster path than defaultReply); defaultReply is sent otherwise. */
+  fallback?: (req: ReceivedRequest, res: http.ServerResponse) => void;
+  /**
+   * Optional shortcut for requests that are neither recorded nor scripted (benchmarks): answers from the
+   * raw request and returns true, or returns false to take the normal path.
+   */
+  fastPath?: (method: string, url: string, rawBody: string, res: http.ServerResponse) => boolean;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -185,26 +204,27 @@ function displayHost(host: string): string {
   return shown.includes(':') ? `[${shown}]` : shown;
 }
 
-export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise<MockUpstream> {
+/** Each request's server default, for the fault combinators (requests from other mocks than the OpenAI one). */
+const defaultsOf = new WeakMap<ReceivedRequest, (req: ReceivedRequest) => MockReply>();
+
+/** Starts a recording, scriptable node:http server answering with `defaultReply` unless a handler is set. */
+export async function startMockServer(opts: MockServerOptions): Promise<MockServer> {
   const host = opts.host ?? '127.0.0.1';
   const record = opts.record !== false;
   const requests: ReceivedRequest[] = [];
   const closedConnections: Array<{ openedAt: number; closedAt: number }> = [];
   const sockets = new Set<net.Socket>();
-  const cache = new PreparedCache();
   let handler: ReplySource | null = null;
 
   function onBody(req: http.IncomingMessage, res: http.ServerResponse, rawBody: string, receivedAt: number): void {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const current = handler;
-    // Benchmark fast path: nothing to record or script, and this exact request was answered before.
-    if (current === null && !record) {
-      const hit = cache.get(PreparedCache.key(method, url, rawBody));
-      if (hit) return writePrepared(res, hit);
-    }
+    // Benchmark fast path: nothing to record or script.
+    if (current === null && !record && opts.fastPath?.(method, url, rawBody, res)) return;
     const q = url.indexOf('?');
     const rec: ReceivedRequest = { method, path: q === -1 ? url : url.slice(0, q), url, headers: req.headers, body: parseJson(rawBody), rawBody, receivedAt };
+    defaultsOf.set(rec, opts.defaultReply);
     if (record) {
       requests.push(rec);
       res.on('close', () => {
@@ -215,8 +235,12 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
       void runHandler(current, rec, res);
       return;
     }
+    if (!opts.fallback) {
+      void runHandler(opts.defaultReply, rec, res);
+      return;
+    }
     try {
-      writePrepared(res, cache.forRequest(rec));
+      opts.fallback(rec, res);
     } catch (err) {
       failRequest(res, err);
     }
@@ -250,10 +274,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
   });
 
   const port = (server.address() as net.AddressInfo).port;
-  const origin = `http://${displayHost(host)}:${port}`;
   return {
-    url: `${origin}/v1`,
-    origin,
+    origin: `http://${displayHost(host)}:${port}`,
     port,
     requests,
     closedConnections,
@@ -275,11 +297,26 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
   };
 }
 
+export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise<MockUpstream> {
+  const cache = new PreparedCache();
+  const server = await startMockServer({
+    ...opts,
+    defaultReply: (req) => defaultReply(req),
+    fallback: (req, res) => writePrepared(res, cache.forRequest(req)),
+    fastPath(method, url, rawBody, res) {
+      const hit = cache.get(PreparedCache.key(method, url, rawBody));
+      if (hit) writePrepared(res, hit);
+      return hit !== undefined;
+    },
+  });
+  return { ...server, url: `${server.origin}/v1` };
+}
+
 // ---------------------------------------------------------------- fault injection (composable handlers)
 
-/** Resolves a source to a reply; no source means the default reply for this request. */
+/** Resolves a source to a reply; no source means the default reply of the server the request came to. */
 async function resolveSource(source: ReplySource | undefined, req: ReceivedRequest, res: http.ServerResponse): Promise<MockReply | void> {
-  if (source === undefined) return defaultReply(req);
+  if (source === undefined) return (defaultsOf.get(req) ?? defaultReply)(req);
   return typeof source === 'function' ? source(req, res) : source;
 }
 

@@ -19,7 +19,7 @@ export const anthropicAdapter: ProviderAdapter = {
   embeddings: false,
   buildChatRequest: buildAnthropicChatRequest,
   parseChatResponse: parseAnthropicChatResponse,
-  createChatStreamTranslator: (target) => new AnthropicChatStreamTranslator(target),
+  createChatStreamTranslator: (target, body) => new AnthropicChatStreamTranslator(target, body),
   buildEmbeddingRequest: noEmbeddings,
   parseEmbeddingResponse: noEmbeddings,
   parseError: parseAnthropicError,

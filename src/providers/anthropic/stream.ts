@@ -4,7 +4,7 @@
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import { ChunkBuilder } from '../chunk-builder.js';
-import { UpstreamFailureError, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { malformed, readAnthropicErrorObject, statusForErrorType } from './errors.js';
 import { mapStopReason, thinkingBlock } from './response.js';
 import { JSON_RESPONSE_TOOL } from './tools.js';
@@ -28,9 +28,26 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
   /** Usage counts only once message_delta has reported the final output count (see `usage`). */
   private sawFinalUsage = false;
   private reported: ReportedUsage | null = null;
+  /**
+   * JSON mode: the reply is the json_response tool's input. When thinking is on the tool cannot be
+   * forced, and Claude may write a sentence first; text is held back until it is clear whether the
+   * tool is called (then the text is dropped, as in a non-stream reply) or not (then it is the reply).
+   */
+  private readonly jsonMode: boolean;
+  private heldText = '';
+  private sawJsonResponse = false;
 
-  constructor(target: UpstreamTarget) {
+  constructor(target: UpstreamTarget, body?: ChatRequestBody) {
     this.chunks = new ChunkBuilder(target.clientModel);
+    const format = isJsonObject(body?.response_format) ? body.response_format.type : undefined;
+    this.jsonMode = format === 'json_object' || format === 'json_schema';
+  }
+
+  /** Text for the client, or held back in JSON mode. */
+  private text(text: string): JsonObject | null {
+    if (!this.jsonMode) return this.chunks.chunk({ content: text });
+    if (!this.sawJsonResponse) this.heldText += text;
+    return null;
   }
 
   get id(): string {
@@ -96,7 +113,7 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
     switch (block.type) {
       case 'text':
         this.blocks.set(index, { kind: 'text' });
-        return typeof block.text === 'string' && block.text !== '' ? this.chunks.chunk({ content: block.text }) : null;
+        return typeof block.text === 'string' && block.text !== '' ? this.text(block.text) : null;
       case 'thinking': {
         const text = typeof block.thinking === 'string' ? block.thinking : '';
         this.blocks.set(index, { kind: 'thinking', text, signature: typeof block.signature === 'string' ? block.signature : '' });
@@ -118,6 +135,8 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
     // The input normally streams as input_json_delta; a non-empty one at the start is taken as given.
     const args = isJsonObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
     if (block.name === JSON_RESPONSE_TOOL) {
+      this.sawJsonResponse = true;
+      this.heldText = '';
       this.blocks.set(index, { kind: 'json', args });
       return args !== '' ? this.chunks.chunk({ content: args }) : null;
     }
@@ -131,7 +150,7 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
     const block = typeof index === 'number' ? this.blocks.get(index) : undefined;
     if (!block || !isJsonObject(delta)) return null;
     if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
-      return this.chunks.chunk({ content: delta.text });
+      return this.text(delta.text);
     }
     if (delta.type === 'thinking_delta' && block.kind === 'thinking' && typeof delta.thinking === 'string' && delta.thinking !== '') {
       block.text += delta.thinking;
@@ -178,7 +197,10 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
     this.sawFinalUsage = true;
     this.reported = null;
     const stopReason = isJsonObject(payload.delta) ? payload.delta.stop_reason : undefined;
-    if (typeof stopReason !== 'string') return null;
-    return this.chunks.chunk({}, mapStopReason(stopReason, this.toolCalls > 0));
+    // JSON mode without a json_response call: the held-back text is the reply after all.
+    const delta = this.heldText ? { content: this.heldText } : {};
+    this.heldText = '';
+    if (typeof stopReason !== 'string') return Object.keys(delta).length > 0 ? this.chunks.chunk(delta) : null;
+    return this.chunks.chunk(delta, mapStopReason(stopReason, this.toolCalls > 0));
   }
 }

@@ -20,6 +20,15 @@ function retryDelayOf(details: unknown): string | undefined {
   return undefined;
 }
 
+const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
+const CREDENTIAL_REASONS = new Set(['API_KEY_INVALID', 'API_KEY_EXPIRED', 'API_KEY_SERVICE_BLOCKED']);
+
+/** Google answers a bad API key with 400 INVALID_ARGUMENT; only ErrorInfo's reason says it is the key. */
+function refusesCredentials(details: unknown): boolean {
+  if (!Array.isArray(details)) return false;
+  return details.some((d) => isJsonObject(d) && d['@type'] === ERROR_INFO && typeof d.reason === 'string' && CREDENTIAL_REASONS.has(d.reason));
+}
+
 /**
  * An `error` member. `status` is the HTTP status; for an event inside a 200 stream it is the error's own
  * `code` (the HTTP status Google would have answered with), or 0 when there is none.
@@ -27,7 +36,9 @@ function retryDelayOf(details: unknown): string | undefined {
 export function readGeminiErrorObject(error: unknown, status: number | undefined, retryAfter?: string): UpstreamFailure {
   const fields = isJsonObject(error) ? error : {};
   const code = typeof fields.code === 'number' && Number.isInteger(fields.code) && fields.code >= 100 && fields.code <= 599 ? fields.code : 0;
-  const httpStatus = status ?? code;
+  // Reported as 401 so the gateway answers upstream_auth_failed (its own credentials), never a 400
+  // that would tell the client its request was wrong.
+  const httpStatus = refusesCredentials(fields.details) ? 401 : (status ?? code);
   const grpcStatus = text(fields.status);
   return {
     status: httpStatus,

@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProviderConfig } from '../../../src/config/types.js';
 import { AnthropicChatStreamTranslator } from '../../../src/providers/anthropic/stream.js';
-import { UpstreamFailureError, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
+import { UpstreamFailureError, type ChatRequestBody, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
 import { assertMatchesSchema } from '../../support/openapi.js';
 
 const TARGET: UpstreamTarget = {
@@ -22,8 +22,8 @@ function delta(stopReason: string, usage: Record<string, number> = { output_toke
 }
 
 /** Runs payloads through a fresh translator; returns the translator and the deltas/finishes it emitted. */
-function run(payloads: unknown[]): { translator: AnthropicChatStreamTranslator; deltas: JsonObject[]; finishes: unknown[] } {
-  const translator = new AnthropicChatStreamTranslator(TARGET);
+function run(payloads: unknown[], body?: ChatRequestBody): { translator: AnthropicChatStreamTranslator; deltas: JsonObject[]; finishes: unknown[] } {
+  const translator = new AnthropicChatStreamTranslator(TARGET, body);
   const deltas: JsonObject[] = [];
   const finishes: unknown[] = [];
   for (const payload of payloads) {
@@ -38,6 +38,36 @@ function run(payloads: unknown[]): { translator: AnthropicChatStreamTranslator; 
 }
 
 describe('AnthropicChatStreamTranslator', () => {
+  const JSON_MODE = { model: 'm', messages: [], response_format: { type: 'json_object' } } as unknown as ChatRequestBody;
+  const textBlock = (index: number, text: string) => [
+    { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index, delta: { type: 'text_delta', text } },
+    { type: 'content_block_stop', index },
+  ];
+
+  test('in JSON mode, drops text written before the json_response call (thinking on: the tool is not forced)', () => {
+    const { deltas, finishes } = run(
+      [
+        START,
+        ...textBlock(0, "I'll call json_response."),
+        { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 't', name: 'json_response', input: {} } },
+        { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"answer":42}' } },
+        { type: 'content_block_stop', index: 1 },
+        delta('tool_use'),
+        STOP,
+      ],
+      JSON_MODE,
+    );
+    assert.equal(deltas.map((d) => d.content ?? '').join(''), '{"answer":42}');
+    assert.deepEqual(finishes, ['stop']);
+  });
+
+  test('in JSON mode, text is the reply after all when no json_response call comes', () => {
+    const { deltas, finishes } = run([START, ...textBlock(0, '{"answer":42}'), delta('end_turn'), STOP], JSON_MODE);
+    assert.equal(deltas.map((d) => d.content ?? '').join(''), '{"answer":42}');
+    assert.deepEqual(finishes, ['stop']);
+  });
+
   test('streams a json_response tool call as content and finishes with stop', () => {
     const { deltas, finishes } = run([
       START,

@@ -5,7 +5,7 @@ import { geminiAdapter } from '../../../src/providers/gemini/index.js';
 
 const body = (error: unknown): string => JSON.stringify({ error });
 
-void describe('parseGeminiError', () => {
+describe('parseGeminiError', () => {
   test('reads code, message and status, with the gRPC status as type and code and no param', () => {
     const failure = geminiAdapter.parseError(400, body({ code: 400, message: 'Invalid JSON payload', status: 'INVALID_ARGUMENT' }), {});
     assert.deepEqual(failure, { status: 400, message: 'Invalid JSON payload', type: 'INVALID_ARGUMENT', code: 'INVALID_ARGUMENT', param: undefined, retryAfter: undefined });
@@ -18,6 +18,20 @@ void describe('parseGeminiError', () => {
     assert.equal(geminiAdapter.parseError(429, details('0.2s'), {}).retryAfter, '1');
     assert.equal(geminiAdapter.parseError(429, details('soon'), {}).retryAfter, undefined);
     assert.equal(geminiAdapter.parseError(429, details('34.4s'), { 'retry-after': ['12'] }).retryAfter, '12');
+  });
+
+  test("reports Google's 400 API_KEY_INVALID as 401, so the gateway answers upstream_auth_failed", () => {
+    const failure = geminiAdapter.parseError(
+      400,
+      body({
+        code: 400,
+        message: 'API key not valid. Please pass a valid API key.',
+        status: 'INVALID_ARGUMENT',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }],
+      }),
+      {},
+    );
+    assert.equal(failure.status, 401);
   });
 
   test('reads the one-element array form and keeps the HTTP status over the body code', () => {
