@@ -38,7 +38,7 @@ export async function streamChat(
   const sink = openSink();
   let failure: unknown;
   try {
-    await relay(deps, client, opened, sink);
+    await relay(client, opened, sink);
   } catch (error) {
     failure = error;
   } finally {
@@ -91,20 +91,14 @@ function drainPermit(deps: PipelineDeps, candidate: Candidate): DrainPermit | un
   };
 }
 
-/** Relays every upstream read as it arrives; a live stream keeps pushing its hold's expiry forward. */
-async function relay(deps: PipelineDeps, client: ClientRequest, opened: OpenedStream, sink: SseSink): Promise<void> {
-  const extendEveryMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
-  let extendAt = performance.now() + extendEveryMs;
+/** Relays every upstream read as it arrives (the request's bill keeps its hold alive meanwhile). */
+async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink): Promise<void> {
   let text = opened.firstText;
   for (;;) {
     // A drained stream (client gone, exact usage wanted) reads on without writing.
     if (text && !client.signal.aborted) {
       const backpressure = sink.write(text);
       if (backpressure) await backpressure;
-    }
-    if (performance.now() >= extendAt) {
-      extendAt = performance.now() + extendEveryMs;
-      await deps.ledger.extend(client.requestId);
     }
     if (opened.stream.ended) return;
     text = await opened.stream.next();

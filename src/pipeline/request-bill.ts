@@ -23,6 +23,9 @@ export class RequestBill {
   private readonly attempts: Attempt[] = [];
   private readonly openedAt = performance.now();
   private closed = false;
+  /** While the request is in flight its hold is kept from expiring (a long stream, a slow first byte). */
+  private readonly keepAlive: NodeJS.Timeout;
+  private extending: Promise<void> | undefined;
 
   private constructor(
     private readonly deps: PipelineDeps,
@@ -30,7 +33,13 @@ export class RequestBill {
     private readonly model: ModelConfig,
     private candidate: Candidate,
     private readonly sizing: HoldSizing,
-  ) {}
+  ) {
+    const everyMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
+    this.keepAlive = setInterval(() => {
+      this.extending ??= deps.ledger.extend(client.requestId).finally(() => (this.extending = undefined));
+    }, everyMs);
+    this.keepAlive.unref();
+  }
 
   /** Admits the request (atomically) or throws 402 / 401 / 503. */
   static async open(
@@ -84,6 +93,7 @@ export class RequestBill {
   async release(status: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.stopKeepAlive();
     const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status);
     await this.deps.ledger.release(this.client.requestId, record);
     this.logOutcome(record);
@@ -107,9 +117,15 @@ export class RequestBill {
   private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<void> {
     if (this.closed) throw new Error(`request ${this.client.requestId} settled twice`);
     this.closed = true;
+    await this.stopKeepAlive();
     const record = this.usageRecord(tokens, cost, source, status);
     await this.deps.ledger.settle(this.client.requestId, cost, record);
     this.logOutcome(record);
+  }
+
+  private async stopKeepAlive(): Promise<void> {
+    clearInterval(this.keepAlive);
+    await this.extending;
   }
 
   /** One access-log line per billed request: ids, tokens and money only — never prompts or output. */
