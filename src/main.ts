@@ -35,6 +35,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const ledger = new Ledger(store.ledger, config.billing, log);
   const sweeper = new HoldSweeper(store.ledger, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
+  const drains = new DrainSlots();
   let closing = false;
   const server = buildServer({
     config,
@@ -42,7 +43,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     transport,
     log,
     health: new ProviderHealth(),
-    drains: new DrainSlots(),
+    drains,
     keys: store.keys,
     inFlight,
     isClosing: () => closing,
@@ -66,6 +67,8 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     let grace: NodeJS.Timeout | undefined;
     await Promise.race([inFlight.drained(), new Promise<void>((resolve) => (grace = setTimeout(resolve, config.server.shutdownGraceSeconds * 1000)))]);
     clearTimeout(grace);
+    // Cutting the connections would start drains; the process is leaving, so they settle as estimates.
+    drains.shutdown();
     server.server.closeAllConnections();
     try {
       await stopped;

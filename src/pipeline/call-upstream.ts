@@ -41,13 +41,16 @@ export async function fetchUpstreamJson(
     const response = await deps.transport.send(candidate.provider, request, attempt.signal);
     if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
     const raw = await readBody(response, deps.config.server.maxUpstreamBodyBytes, attempt.signal);
-    bill.recordAttempt(candidate.provider.id, response.status, startedAt);
-    recorded = true;
+    let json: unknown;
     try {
-      const json: unknown = JSON.parse(raw.toString('utf8'));
-      if (isJsonObject(json)) return json;
+      json = JSON.parse(raw.toString('utf8'));
     } catch {
-      // fall through
+      json = undefined;
+    }
+    if (isJsonObject(json)) {
+      bill.recordAttempt(candidate.provider.id, response.status, startedAt);
+      recorded = true;
+      return json;
     }
     throw new UpstreamFailureError({
       status: 502,

@@ -86,8 +86,8 @@ async function openStream(
 function drainPermit(deps: PipelineDeps, candidate: Candidate): DrainPermit | undefined {
   if (candidate.provider.onClientDisconnect !== 'drain') return undefined;
   return {
-    tryStart: () => deps.drains.tryAcquire(candidate.provider),
-    finish: () => deps.drains.release(candidate.provider),
+    tryStart: (cancel) => deps.drains.tryAcquire(candidate.provider, cancel),
+    finish: (cancel) => deps.drains.release(candidate.provider, cancel),
   };
 }
 

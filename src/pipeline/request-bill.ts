@@ -11,6 +11,7 @@ import type { ReportedUsage } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
 import type { Attempt, UsageRecord, UsageSource } from '../storage/types.js';
 import { ClientGoneError, type ClientRequest, type PipelineDeps } from './deps.js';
+import { TransportError } from '../upstream/transport.js';
 import { toGatewayError } from './upstream-error.js';
 
 export interface Charge {
@@ -106,7 +107,10 @@ export class RequestBill {
    */
   async abandon(error: unknown): Promise<Error> {
     if (this.client.signal.aborted) {
-      await this.settleEstimated(0, 499);
+      // Gone while an upstream call was running: that upstream had read the prompt. Gone while waiting
+      // to retry after a failure: no upstream did any work, so nothing is charged.
+      if (error instanceof TransportError && error.reason === 'aborted') await this.settleEstimated(0, 499);
+      else await this.release(499);
       return new ClientGoneError();
     }
     const gatewayError = toGatewayError(error, this.candidate.provider);

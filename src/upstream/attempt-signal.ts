@@ -4,17 +4,18 @@
 import { TotalTimeoutReason } from './transport.js';
 
 export interface DrainPermit {
-  /** Asked once, when the client disconnects: true to keep reading the upstream. */
-  tryStart(): boolean;
+  /** Asked once, when the client disconnects: true to keep reading the upstream; `cancel` ends it early. */
+  tryStart(cancel: () => void): boolean;
   /** Called at dispose when tryStart returned true. */
-  finish(): void;
+  finish(cancel: () => void): void;
 }
 
 export class AttemptSignal {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
+  private readonly cancelDrain = () => this.controller.abort(this.client.reason);
   private readonly onClientAbort = () => {
-    if (this.drain?.tryStart()) this.draining = true;
+    if (this.drain?.tryStart(this.cancelDrain)) this.draining = true;
     else this.controller.abort(this.client.reason);
   };
   /** The client left and the attempt keeps reading to bill exactly. */
@@ -39,7 +40,7 @@ export class AttemptSignal {
     this.client.removeEventListener('abort', this.onClientAbort);
     if (this.draining) {
       this.draining = false;
-      this.drain?.finish();
+      this.drain?.finish(this.cancelDrain);
     }
   }
 }

@@ -32,12 +32,25 @@ describe('DrainSlots', () => {
     const slots = new DrainSlots();
     const abort = testProvider({ id: 'a', onClientDisconnect: 'abort' });
     const drain = testProvider({ id: 'd', onClientDisconnect: 'drain', drainMaxConcurrent: 2 });
-    assert.equal(slots.tryAcquire(abort), false);
-    assert.equal(slots.tryAcquire(drain), true);
-    assert.equal(slots.tryAcquire(drain), true);
-    assert.equal(slots.tryAcquire(drain), false, 'the third concurrent drain is refused');
-    slots.release(drain);
-    assert.equal(slots.count('d'), 1);
-    assert.equal(slots.tryAcquire(drain), true);
+    const [one, two, three] = [() => {}, () => {}, () => {}];
+    assert.equal(slots.tryAcquire(abort, one), false);
+    assert.equal(slots.tryAcquire(drain, one), true);
+    assert.equal(slots.tryAcquire(drain, two), true);
+    assert.equal(slots.tryAcquire(drain, three), false, 'the third concurrent drain is refused');
+    slots.release(drain, one);
+    slots.release(drain, one);
+    assert.equal(slots.count('d'), 1, 'releasing the same drain twice frees one slot');
+    assert.equal(slots.tryAcquire(drain, three), true);
+  });
+
+  test('shutdown cancels the running drains and refuses new ones', () => {
+    const slots = new DrainSlots();
+    const drain = testProvider({ id: 'd', onClientDisconnect: 'drain' });
+    const cancelled: string[] = [];
+    slots.tryAcquire(drain, () => cancelled.push('first'));
+    slots.tryAcquire(drain, () => cancelled.push('second'));
+    slots.shutdown();
+    assert.deepEqual(cancelled.sort(), ['first', 'second']);
+    assert.equal(slots.tryAcquire(drain, () => {}), false);
   });
 });
