@@ -1,7 +1,7 @@
 // One non-stream upstream attempt: send, check the status, read the body within its size limit,
 // parse the JSON. Records the attempt on the bill; throws UpstreamFailureError or TransportError.
 import { isJsonObject } from '../json-object.js';
-import { UpstreamFailureError, type UpstreamRequest } from '../providers/types.js';
+import { malformed, UpstreamFailureError, type UpstreamRequest } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
 import { AttemptSignal } from '../upstream/attempt-signal.js';
 import { readBody, TransportError, type UpstreamResponse } from '../upstream/transport.js';
@@ -52,14 +52,7 @@ export async function fetchUpstreamJson(
       recorded = true;
       return json;
     }
-    throw new UpstreamFailureError({
-      status: 502,
-      message: 'The upstream sent a body that is not a JSON object.',
-      type: undefined,
-      code: undefined,
-      param: undefined,
-      retryAfter: undefined,
-    });
+    throw malformed('body (not a JSON object)');
   } catch (error) {
     if (!recorded) bill.recordAttempt(candidate.provider.id, attemptStatusOf(error), startedAt);
     throw error;

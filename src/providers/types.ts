@@ -69,6 +69,22 @@ export class UpstreamFailureError extends Error {
   }
 }
 
+/** The upstream answered something that is not its API (a 502, retryable like any upstream fault). */
+export function malformed(what: string): UpstreamFailureError {
+  return new UpstreamFailureError(plainFailure(502, `the upstream sent a malformed ${what}`));
+}
+
+/** A failure with only a status and a message (no type, code or param). */
+export function plainFailure(status: number, message: string, retryAfter?: string): UpstreamFailure {
+  return { status, message, type: undefined, code: undefined, param: undefined, retryAfter };
+}
+
+/** An error body in no known shape (a proxy's HTML page, an empty body): its status and a short snippet. */
+export function unrecognisedFailure(status: number, bodyText: string, retryAfter: string | undefined): UpstreamFailure {
+  const snippet = bodyText.trim().slice(0, 200);
+  return plainFailure(status, snippet ? `upstream returned HTTP ${status}: ${snippet}` : `upstream returned HTTP ${status}`, retryAfter);
+}
+
 export type ChatRequestBody = JsonObject & { model: string; messages: JsonObject[] };
 export type EmbeddingRequestBody = JsonObject & { model: string; input: unknown };
 

@@ -1,7 +1,7 @@
 // Reads Anthropic error bodies and stream error events: {"type":"error","error":{"type","message"}}.
 import { isJsonObject } from '../../json-object.js';
 import { parseOpenAIError } from '../openai/errors.js';
-import { UpstreamFailureError, type UpstreamFailure } from '../types.js';
+import type { UpstreamFailure } from '../types.js';
 
 const MAX_MESSAGE_CHARS = 2_000;
 
@@ -60,13 +60,3 @@ export function parseAnthropicError(
   return parseOpenAIError(status, bodyText, headers);
 }
 
-export function malformed(what: string): UpstreamFailureError {
-  return new UpstreamFailureError({
-    status: 502,
-    message: `the upstream sent a malformed ${what}`,
-    type: undefined,
-    code: undefined,
-    param: undefined,
-    retryAfter: undefined,
-  });
-}

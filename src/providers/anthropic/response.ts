@@ -2,8 +2,8 @@
 // `thinking_blocks` extension (text with its signature, or redacted data) so a client that sends the
 // assistant message back keeps multi-turn tool use with extended thinking working.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
-import { UpstreamFailureError, type ParsedResponse, type UpstreamTarget } from '../types.js';
-import { malformed, readAnthropicErrorObject, statusForErrorType } from './errors.js';
+import { malformed, UpstreamFailureError, type ParsedResponse, type UpstreamTarget } from '../types.js';
+import { readAnthropicErrorObject, statusForErrorType } from './errors.js';
 import { JSON_RESPONSE_TOOL } from './tools.js';
 import { mergeUsageCounts, reportAnthropicUsage, type AnthropicUsageCounts } from './usage.js';
 

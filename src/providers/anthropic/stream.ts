@@ -4,8 +4,8 @@
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import { ChunkBuilder } from '../chunk-builder.js';
-import { UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
-import { malformed, readAnthropicErrorObject, statusForErrorType } from './errors.js';
+import { malformed, UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { readAnthropicErrorObject, statusForErrorType } from './errors.js';
 import { mapStopReason, thinkingBlock } from './response.js';
 import { JSON_RESPONSE_TOOL } from './tools.js';
 import { mergeUsageCounts, reportAnthropicUsage, type AnthropicUsageCounts } from './usage.js';

@@ -2,6 +2,7 @@
 import { countText } from '../../billing/token-count.js';
 import { isJsonObject } from '../../json-object.js';
 import type { ReportedUsage } from '../types.js';
+import { reportTokens } from '../usage-report.js';
 
 const COUNTERS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
 
@@ -34,14 +35,5 @@ export function reportAnthropicUsage(counts: AnthropicUsageCounts, thinkingText:
   const cached = counts.cache_read_input_tokens ?? 0;
   const input = uncached + cached + (counts.cache_creation_input_tokens ?? 0);
   const reasoning = Math.min(countText(thinkingText), output);
-  return {
-    tokens: { input, cachedInput: cached, output, reasoning },
-    openai: {
-      prompt_tokens: input,
-      completion_tokens: output,
-      total_tokens: input + output,
-      prompt_tokens_details: { cached_tokens: cached },
-      completion_tokens_details: { reasoning_tokens: reasoning },
-    },
-  };
+  return reportTokens({ input, cachedInput: cached, output, reasoning });
 }

@@ -2,10 +2,9 @@
 import { GatewayError } from '../../errors.js';
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import { floatsToBase64 } from '../float-base64.js';
-import { UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamRequest, type UpstreamTarget } from '../types.js';
+import { malformed, UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamRequest, type UpstreamTarget } from '../types.js';
 import { readGeminiErrorObject } from './errors.js';
 import { geminiHeaders, geminiModelPath, geminiModelResource } from './endpoint.js';
-import { malformed } from './response.js';
 
 // Read here or by the pipeline; anything else in the body has no place in batchEmbedContents.
 const USED = new Set(['model', 'input', 'dimensions', 'encoding_format', 'taskType', 'title']);

@@ -1,6 +1,6 @@
 // Reads Google API errors ({"error":{code, message, status, details}}) from HTTP bodies and stream events.
 import { isJsonObject } from '../../json-object.js';
-import type { UpstreamFailure } from '../types.js';
+import { unrecognisedFailure, type UpstreamFailure } from '../types.js';
 
 const MAX_MESSAGE_CHARS = 2_000;
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
@@ -62,13 +62,5 @@ export function parseGeminiError(status: number, bodyText: string, headers: Reco
   // streamGenerateContent without alt=sse answers errors as a one-element array.
   if (Array.isArray(body)) body = body[0];
   if (isJsonObject(body) && body.error !== undefined) return readGeminiErrorObject(body.error, status, retryAfter);
-  const snippet = bodyText.trim().slice(0, 200);
-  return {
-    status,
-    message: snippet ? `upstream returned HTTP ${status}: ${snippet}` : `upstream returned HTTP ${status}`,
-    type: undefined,
-    code: undefined,
-    param: undefined,
-    retryAfter,
-  };
+  return unrecognisedFailure(status, bodyText, retryAfter);
 }

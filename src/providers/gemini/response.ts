@@ -1,7 +1,7 @@
 // Gemini generateContent responses → OpenAI chat completions (one choice per candidate).
 import { randomUUID } from 'node:crypto';
 import { isJsonObject, type JsonObject } from '../../json-object.js';
-import { UpstreamFailureError, type ParsedResponse, type UpstreamTarget } from '../types.js';
+import { malformed, UpstreamFailureError, type ParsedResponse, type UpstreamTarget } from '../types.js';
 import { readGeminiErrorObject } from './errors.js';
 import { toOpenAILogprobs } from './logprobs.js';
 import { openAIToolCall } from './tool-calls.js';
@@ -17,17 +17,6 @@ export function mapFinishReason(reason: unknown, calledTools: boolean): string {
   if (reason === 'MAX_TOKENS') return 'length';
   if (typeof reason === 'string' && FILTERED.has(reason)) return 'content_filter';
   return calledTools ? 'tool_calls' : 'stop';
-}
-
-export function malformed(what: string): UpstreamFailureError {
-  return new UpstreamFailureError({
-    status: 502,
-    message: `the upstream sent a malformed ${what}`,
-    type: undefined,
-    code: undefined,
-    param: undefined,
-    retryAfter: undefined,
-  });
 }
 
 /** 'chatcmpl-' + Gemini's responseId, so clients that look at the prefix are at home. */

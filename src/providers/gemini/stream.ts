@@ -2,11 +2,11 @@
 // usage kept aside (it is cumulative on every event: the last report wins), tool calls given ids and indexes.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
-import { UpstreamFailureError, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { malformed, UpstreamFailureError, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readGeminiErrorObject } from './errors.js';
 import { toOpenAILogprobs } from './logprobs.js';
 import { PartialArgs } from './partial-args.js';
-import { completionId, malformed, mapFinishReason, partsOf } from './response.js';
+import { completionId, mapFinishReason, partsOf } from './response.js';
 import { openAIToolCall } from './tool-calls.js';
 import { readGeminiUsage } from './usage.js';
 

@@ -1,6 +1,7 @@
 // Reads Gemini `usageMetadata` into billable counts and the OpenAI-shaped usage object.
 import { isJsonObject } from '../../json-object.js';
 import type { ReportedUsage } from '../types.js';
+import { reportTokens } from '../usage-report.js';
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
@@ -20,14 +21,5 @@ export function readGeminiUsage(raw: unknown): ReportedUsage | null {
   const output = (count(raw.candidatesTokenCount) ?? 0) + reasoning;
   // Cached content is part of promptTokenCount.
   const cached = Math.min(count(raw.cachedContentTokenCount) ?? 0, input);
-  return {
-    tokens: { input, cachedInput: cached, output, reasoning },
-    openai: {
-      prompt_tokens: input,
-      completion_tokens: output,
-      total_tokens: input + output,
-      prompt_tokens_details: { cached_tokens: cached },
-      completion_tokens_details: { reasoning_tokens: reasoning },
-    },
-  };
+  return reportTokens({ input, cachedInput: cached, output, reasoning });
 }

@@ -1,7 +1,7 @@
 // Reads OpenAI-style error bodies: {"error":{message,type,code,param}}, plus the variants that
 // OpenAI-compatible servers send ({"error":"text"}, vLLM's {"object":"error","message":...}, FastAPI's {"detail":...}).
 import { isJsonObject } from '../../json-object.js';
-import type { UpstreamFailure } from '../types.js';
+import { unrecognisedFailure, type UpstreamFailure } from '../types.js';
 
 const MAX_MESSAGE_CHARS = 2_000;
 
@@ -42,13 +42,5 @@ export function parseOpenAIError(
     const message = text(body.message) ?? text(typeof body.detail === 'string' ? body.detail : undefined);
     if (message) return { status, message, type: text(body.type), code: text(body.code), param: text(body.param), retryAfter };
   }
-  const snippet = bodyText.trim().slice(0, 200);
-  return {
-    status,
-    message: snippet ? `upstream returned HTTP ${status}: ${snippet}` : `upstream returned HTTP ${status}`,
-    type: undefined,
-    code: undefined,
-    param: undefined,
-    retryAfter,
-  };
+  return unrecognisedFailure(status, bodyText, retryAfter);
 }

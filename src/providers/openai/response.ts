@@ -1,21 +1,10 @@
 // Reads OpenAI-style non-stream responses (chat completions and embeddings) into the client's shape.
 import { isJsonObject } from '../../json-object.js';
-import { UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamTarget } from '../types.js';
+import { malformed, UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamTarget } from '../types.js';
 import { floatsToBase64 } from '../float-base64.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseCompletionChoice, normaliseEnvelope } from './normalize.js';
 import { readOpenAIUsage } from './usage.js';
-
-export function malformed(what: string): UpstreamFailureError {
-  return new UpstreamFailureError({
-    status: 502,
-    message: `the upstream sent a malformed ${what}`,
-    type: undefined,
-    code: undefined,
-    param: undefined,
-    retryAfter: undefined,
-  });
-}
 
 export function parseOpenAIChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse {
   if (!isJsonObject(json)) throw malformed('chat completion');

@@ -3,10 +3,9 @@
 // the relayed chunks: the gateway itself sends the one final usage chunk, with the cost.
 import { isJsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
-import { UpstreamFailureError, type ChatStreamTranslator, type JsonObject, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { malformed, UpstreamFailureError, type ChatStreamTranslator, type JsonObject, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseEnvelope, ToolCallIndexer } from './normalize.js';
-import { malformed } from './response.js';
 import { readOpenAIUsage } from './usage.js';
 
 export class OpenAIChatStreamTranslator implements ChatStreamTranslator {
