@@ -7,8 +7,10 @@
 //              disable_parallel_tool_use, reasoning_effort → thinking.budget_tokens, response_format → the
 //              json_response tool, user and safety_identifier → metadata.user_id (both are the end-user id
 //              a provider uses for abuse detection; safety_identifier, the newer, wins)
-//   forwarded: temperature, top_p, metadata (as Anthropic's own), service_tier when 'auto' or
-//              'standard_only' (values Anthropic defines; OpenAI's other tiers are dropped)
+//   forwarded: temperature, top_p, metadata.user_id (the one key Anthropic's metadata defines; an
+//              OpenAI-style metadata's other keys would make Anthropic answer 400, so they are dropped),
+//              service_tier when 'auto' or 'standard_only' (values Anthropic defines; OpenAI's other tiers
+//              are dropped)
 //   dropped:   audio, frequency_penalty, function_call, functions, logit_bias, logprobs, modalities,
 //              moderation, n, prediction, presence_penalty, prompt_cache_key, prompt_cache_options,
 //              prompt_cache_retention, seed, store, stream_options, top_logprobs, verbosity, web_search_options
@@ -69,10 +71,13 @@ function stopSequences(stop: unknown): string[] | undefined {
   return list.length > 0 ? list : undefined;
 }
 
-function metadata(body: ChatRequestBody): Record<string, unknown> | undefined {
-  const userId = [body.safety_identifier, body.user].find((v) => typeof v === 'string' && v !== '');
-  const merged = { ...(userId ? { user_id: userId } : {}), ...(isJsonObject(body.metadata) ? body.metadata : {}) };
-  return Object.keys(merged).length > 0 ? merged : undefined;
+/** Anthropic's metadata holds only user_id; the client's own metadata.user_id wins over user/safety_identifier. */
+function metadata(body: ChatRequestBody, dropped: Set<string>): Record<string, unknown> | undefined {
+  const own = isJsonObject(body.metadata) ? body.metadata : {};
+  if (present(body.metadata) && !isJsonObject(body.metadata)) dropped.add('metadata');
+  for (const key of Object.keys(own)) if (key !== 'user_id') dropped.add(`metadata.${key}`);
+  const userId = [own.user_id, body.safety_identifier, body.user].find((v) => typeof v === 'string' && v !== '');
+  return userId === undefined ? undefined : { user_id: userId };
 }
 
 /**
@@ -138,7 +143,7 @@ export function buildAnthropicChatRequest(body: ChatRequestBody, target: Upstrea
   if (present(body.top_p)) out.top_p = body.top_p;
   const stop = stopSequences(body.stop);
   if (stop) out.stop_sequences = stop;
-  const meta = metadata(body);
+  const meta = metadata(body, dropped);
   if (meta) out.metadata = meta;
   if (present(body.service_tier)) {
     if (typeof body.service_tier === 'string' && ANTHROPIC_SERVICE_TIERS.has(body.service_tier)) out.service_tier = body.service_tier;

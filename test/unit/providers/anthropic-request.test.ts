@@ -289,6 +289,16 @@ describe('buildAnthropicChatRequest: sampling, stop, user', () => {
     assert.deepEqual(build({ user: 'u1', metadata: { user_id: 'native' } }).sent.metadata, { user_id: 'native' });
     assert.deepEqual(build({ safety_identifier: 'hashed', user: 'u1' }).sent.metadata, { user_id: 'hashed' });
   });
+
+  test("keeps only user_id of an OpenAI-style metadata object, which Anthropic would reject, and logs the rest", () => {
+    const withUser = build({ user: 'u1', metadata: { session: 's-9', tier: 'gold' } });
+    assert.deepEqual(withUser.sent.metadata, { user_id: 'u1' });
+    assert.deepEqual(withUser.request.dropped, ['metadata.session', 'metadata.tier']);
+    const without = build({ metadata: { session: 's-9' } });
+    assert.equal(without.sent.metadata, undefined);
+    assert.deepEqual(without.request.dropped, ['metadata.session']);
+    assert.deepEqual(build({ metadata: { user_id: 'native' } }).request.dropped, undefined);
+  });
 });
 
 describe('buildAnthropicChatRequest: reasoning_effort', () => {
