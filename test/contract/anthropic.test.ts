@@ -7,74 +7,36 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { TokenUsage } from '../../src/billing/pricing.js';
-import type { ProviderConfig } from '../../src/config/types.js';
-import { OutputMeter } from '../../src/pipeline/output-meter.js';
 import { parseAnthropicChatResponse } from '../../src/providers/anthropic/response.js';
 import { AnthropicChatStreamTranslator } from '../../src/providers/anthropic/stream.js';
-import type { JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
-import { SseDecoder, type SseEvent } from '../../src/streaming/sse-decoder.js';
-import { encodeSseData } from '../../src/streaming/sse-encoder.js';
+import type { JsonObject, UpstreamTarget } from '../../src/providers/types.js';
 import { assertMatchesSchema } from '../support/openapi.js';
-import { everyOffset, parseClientSse } from './replay.js';
+import { testProvider, testTarget } from '../support/provider-fixture.js';
+import { everyOffset, replayDigest, replayStream, type Replay, type TranslatorFactory } from './replay.js';
 
 const UPSTREAM = new URL('../fixtures/upstream/', import.meta.url);
 
-const PROVIDER: ProviderConfig = {
-  id: 'anthropic-main',
-  kind: 'anthropic',
-  baseUrl: 'https://api.anthropic.com',
-  origin: 'https://api.anthropic.com',
-  basePath: '',
-  apiKey: 'sk-ant-test',
-  apiVersion: undefined,
-  retries: 1,
-  cooldown: { failures: 3, seconds: 30 },
-  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 },
-  onClientDisconnect: 'abort',
-  drainMaxConcurrent: 32,
-};
-const TARGET: UpstreamTarget = { provider: PROVIDER, upstreamModel: 'claude-x', clientModel: 'claude-client', maxOutputTokens: 64_000 };
+const TARGET: UpstreamTarget = testTarget({
+  provider: testProvider({
+    id: 'anthropic-main',
+    kind: 'anthropic',
+    baseUrl: 'https://api.anthropic.com',
+    origin: 'https://api.anthropic.com',
+    basePath: '',
+    apiKey: 'sk-ant-test',
+  }),
+  upstreamModel: 'claude-x',
+  clientModel: 'claude-client',
+  maxOutputTokens: 64_000,
+});
 
-interface Run {
-  readonly chunks: JsonObject[];
-  /** Client SSE text with `created` zeroed (it is the clock at translator creation, not stream data). */
-  readonly digest: string;
-  readonly usage: ReportedUsage | null;
-  readonly finished: boolean;
-  readonly id: string;
-  readonly events: number;
-  readonly meter: OutputMeter;
-}
+const anthropicTranslator: TranslatorFactory = (target) => new AnthropicChatStreamTranslator(target);
 
 /** Feeds `bytes` in pieces ending at `splitAt`, exactly as relay()/forward() in chat-stream.ts do. */
-function replay(bytes: Buffer, splitAt: readonly number[] = []): Run {
-  const decoder = new SseDecoder();
-  const translator = new AnthropicChatStreamTranslator(TARGET);
-  const meter = new OutputMeter();
-  let wire = '';
-  let digest = '';
-  let events = 0;
-  const forward = (batch: readonly SseEvent[]): void => {
-    for (const event of batch) {
-      events++;
-      const chunk = translator.onEvent(event);
-      if (!chunk) continue;
-      meter.observeChunk(chunk);
-      wire += encodeSseData(chunk);
-      digest += encodeSseData({ ...chunk, created: 0 });
-    }
-  };
-  let start = 0;
-  for (const offset of splitAt) {
-    forward(decoder.push(bytes.subarray(start, offset)));
-    start = offset;
-  }
-  forward(decoder.push(bytes.subarray(start)));
-  forward(decoder.end());
-  const usage = translator.usage;
-  digest += `\u0000${JSON.stringify(usage)}\u0000${translator.finished}\u0000${translator.id}\u0000${events}`;
-  return { chunks: parseClientSse(wire), digest, usage, finished: translator.finished, id: translator.id, events, meter };
-}
+const replay = (bytes: Buffer, splitAt: readonly number[] = []): Replay => replayStream(bytes, splitAt, TARGET, anthropicTranslator);
+
+/** `created` is the clock at translator creation, not stream data, so it is zeroed. */
+const digest = (bytes: Buffer, splitAt: readonly number[] = []): string => replayDigest(bytes, splitAt, TARGET, anthropicTranslator, { madeUp: true });
 
 interface ToolCall {
   id: string;
@@ -269,10 +231,10 @@ describe('Anthropic stream recordings', () => {
       });
 
       test('gives the same output whole, one byte per push, and split in two at every byte', () => {
-        const whole = replay(bytes).digest;
-        assert.equal(replay(bytes, everyOffset(bytes.length)).digest, whole, 'one byte per push');
+        const whole = digest(bytes);
+        assert.equal(digest(bytes, everyOffset(bytes.length)), whole, 'one byte per push');
         for (let offset = 1; offset < bytes.length; offset++) {
-          const split = replay(bytes, [offset]).digest;
+          const split = digest(bytes, [offset]);
           if (split !== whole) assert.fail(`split at byte ${offset} of ${bytes.length} changed the output`);
         }
       });

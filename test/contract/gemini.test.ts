@@ -12,8 +12,8 @@ import { geminiAdapter } from '../../src/providers/gemini/index.js';
 import type { JsonObject } from '../../src/providers/types.js';
 import { encodeSseData, SSE_DONE } from '../../src/streaming/sse-encoder.js';
 import { validateAgainst } from '../support/openapi.js';
-import { GEMINI_CLIENT_MODEL, GEMINI_TARGET, geminiDigest, geminiFrames, replayGemini, type GeminiReplay } from './gemini-replay.js';
-import { everyOffset } from './replay.js';
+import { GEMINI_CLIENT_MODEL, GEMINI_TARGET, geminiDigest, geminiFrames, replayGemini } from './gemini-replay.js';
+import { everyOffset, type Replay } from './replay.js';
 
 const UPSTREAM = new URL('../fixtures/upstream/', import.meta.url);
 
@@ -123,7 +123,7 @@ function finishReasons(chunks: readonly JsonObject[]): [number, string][] {
 }
 
 /** What the client receives after the relayed chunks: the gateway's final usage chunk and [DONE]. */
-function clientSse(r: GeminiReplay): { text: string; finalChunk: JsonObject } {
+function clientSse(r: Replay): { text: string; finalChunk: JsonObject } {
   const finalChunk = { id: r.id, object: 'chat.completion.chunk', created: r.created, model: GEMINI_CLIENT_MODEL, choices: [], usage: { ...r.usage?.openai, cost: 0.0001 } };
   return { text: r.wire + encodeSseData(finalChunk) + SSE_DONE, finalChunk };
 }

@@ -48,6 +48,15 @@ export function replayStream(
   return { ...run, chunks: parseClientSse(run.wire) };
 }
 
+/** Options for replayDigest. */
+export interface DigestOptions {
+  /**
+   * The translator makes up `created` (the clock) and maybe tool-call ids (random `call_<hex>`), as the
+   * Anthropic and Gemini ones do: compare with `created` zeroed and those ids numbered in order of appearance.
+   */
+  readonly madeUp?: boolean;
+}
+
 /**
  * A compact, order-sensitive fingerprint of everything a replay produced (client SSE text, usage, end
  * marker, id, created, event count), for split-equivalence checks without re-parsing the output.
@@ -57,9 +66,21 @@ export function replayDigest(
   splitAt: readonly number[] = [],
   target: UpstreamTarget = TARGET,
   createTranslator: TranslatorFactory = openAITranslator,
+  { madeUp = false }: DigestOptions = {},
 ): string {
   const r = pump(bytes, splitAt, target, createTranslator);
-  return `${r.wire}\u0000${JSON.stringify(r.usage)}\u0000${r.finished}\u0000${r.id}\u0000${r.created}\u0000${r.events}`;
+  const wire = madeUp ? withMadeUpFieldsNumbered(r.wire) : r.wire;
+  const created = madeUp ? 0 : r.created;
+  return `${wire}\u0000${JSON.stringify(r.usage)}\u0000${r.finished}\u0000${r.id}\u0000${created}\u0000${r.events}`;
+}
+
+function withMadeUpFieldsNumbered(wire: string): string {
+  const ids = new Map<string, string>();
+  const number = (id: string): string => {
+    if (!ids.has(id)) ids.set(id, `call_#${ids.size + 1}`);
+    return ids.get(id)!;
+  };
+  return wire.replace(/call_[0-9a-f]{32}/g, number).replace(/"created":\d+/g, '"created":0');
 }
 
 function pump(bytes: Buffer, splitAt: readonly number[], target: UpstreamTarget, createTranslator: TranslatorFactory): Omit<Replay, 'chunks'> {
