@@ -11,20 +11,13 @@ import { parseAnthropicChatResponse } from '../../src/providers/anthropic/respon
 import { AnthropicChatStreamTranslator } from '../../src/providers/anthropic/stream.js';
 import type { JsonObject, UpstreamTarget } from '../../src/providers/types.js';
 import { assertMatchesSchema } from '../support/openapi.js';
-import { testProvider, testTarget } from '../support/provider-fixture.js';
+import { testAnthropicProvider, testTarget } from '../support/provider-fixture.js';
 import { everyOffset, replayDigest, replayStream, type Replay, type TranslatorFactory } from './replay.js';
 
 const UPSTREAM = new URL('../fixtures/upstream/', import.meta.url);
 
 const TARGET: UpstreamTarget = testTarget({
-  provider: testProvider({
-    id: 'anthropic-main',
-    kind: 'anthropic',
-    baseUrl: 'https://api.anthropic.com',
-    origin: 'https://api.anthropic.com',
-    basePath: '',
-    apiKey: 'sk-ant-test',
-  }),
+  provider: testAnthropicProvider(),
   upstreamModel: 'claude-x',
   clientModel: 'claude-client',
   maxOutputTokens: 64_000,

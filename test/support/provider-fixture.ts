@@ -36,6 +36,19 @@ export function testCompatibleProvider(overrides: Partial<ProviderConfig> = {}):
   });
 }
 
+/** An `anthropic` provider at https://api.anthropic.com with the same defaults. */
+export function testAnthropicProvider(overrides: Partial<ProviderConfig> = {}): ProviderConfig {
+  return testProvider({
+    id: 'anthropic-main',
+    kind: 'anthropic',
+    baseUrl: 'https://api.anthropic.com',
+    origin: 'https://api.anthropic.com',
+    basePath: '',
+    apiKey: 'sk-ant-test',
+    ...overrides,
+  });
+}
+
 /** Client model `client-model` routed to `upstream-model` on testProvider(), no output limit of its own. */
 export function testTarget(overrides: Partial<UpstreamTarget> = {}): UpstreamTarget {
   return { provider: testProvider(), upstreamModel: 'upstream-model', clientModel: 'client-model', maxOutputTokens: undefined, ...overrides };

@@ -5,24 +5,9 @@ import type { ProviderConfig } from '../../../src/config/types.js';
 import { GatewayError } from '../../../src/errors.js';
 import { buildAnthropicChatRequest } from '../../../src/providers/anthropic/request.js';
 import type { ChatRequestBody, UpstreamRequest, UpstreamTarget } from '../../../src/providers/types.js';
+import { testAnthropicProvider } from '../../support/provider-fixture.js';
 
-function provider(overrides: Partial<ProviderConfig> = {}): ProviderConfig {
-  return {
-    id: 'anthropic-main',
-    kind: 'anthropic',
-    baseUrl: 'https://api.anthropic.com',
-    origin: 'https://api.anthropic.com',
-    basePath: '',
-    apiKey: 'sk-ant-provider-secret',
-    apiVersion: undefined,
-    retries: 1,
-    cooldown: { failures: 3, seconds: 30 },
-    timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
-    onClientDisconnect: 'abort',
-    drainMaxConcurrent: 32,
-    ...overrides,
-  };
-}
+const provider = (overrides: Partial<ProviderConfig> = {}): ProviderConfig => testAnthropicProvider({ apiKey: 'sk-ant-provider-secret', ...overrides });
 
 function target(maxOutputTokens: number | undefined = 64_000, p: ProviderConfig = provider()): UpstreamTarget {
   return { provider: p, upstreamModel: 'claude-sonnet-4-5', clientModel: 'claude-sonnet', maxOutputTokens };

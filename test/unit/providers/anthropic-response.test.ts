@@ -2,17 +2,17 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { countText } from '../../../src/billing/token-count.js';
-import type { ProviderConfig } from '../../../src/config/types.js';
 import { mapStopReason, parseAnthropicChatResponse } from '../../../src/providers/anthropic/response.js';
 import { UpstreamFailureError, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
 import { assertMatchesSchema } from '../../support/openapi.js';
+import { testAnthropicProvider, testTarget } from '../../support/provider-fixture.js';
 
-const TARGET: UpstreamTarget = {
-  provider: { id: 'a', kind: 'anthropic', basePath: '' } as ProviderConfig,
+const TARGET: UpstreamTarget = testTarget({
+  provider: testAnthropicProvider(),
   upstreamModel: 'claude-sonnet-4-5',
   clientModel: 'claude-sonnet',
   maxOutputTokens: 64_000,
-};
+});
 
 function message(content: unknown[], extra: Record<string, unknown> = {}): JsonObject {
   return {

@@ -2,17 +2,17 @@
 // error events, cache counters, usage before the end, unknown blocks. (Recordings: test/contract/anthropic.test.ts.)
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ProviderConfig } from '../../../src/config/types.js';
 import { AnthropicChatStreamTranslator } from '../../../src/providers/anthropic/stream.js';
 import { UpstreamFailureError, type ChatRequestBody, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
 import { assertMatchesSchema } from '../../support/openapi.js';
+import { testAnthropicProvider, testTarget } from '../../support/provider-fixture.js';
 
-const TARGET: UpstreamTarget = {
-  provider: { id: 'a', kind: 'anthropic', basePath: '' } as ProviderConfig,
+const TARGET: UpstreamTarget = testTarget({
+  provider: testAnthropicProvider(),
   upstreamModel: 'claude-sonnet-4-5',
   clientModel: 'claude-sonnet',
   maxOutputTokens: 64_000,
-};
+});
 
 const START = { type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 5, output_tokens: 1 } } };
 const STOP = { type: 'message_stop' };
