@@ -3,7 +3,7 @@
 // elsewhere. Translators *report* usage; they never bill.
 import type { TokenUsage } from '../billing/pricing.js';
 import type { ProviderConfig } from '../config/types.js';
-import type { JsonObject } from '../json-object.js';
+import { isJsonObject, type JsonObject } from '../json-object.js';
 import type { SseEvent } from '../streaming/sse-decoder.js';
 
 export type { JsonObject };
@@ -72,6 +72,18 @@ export class UpstreamFailureError extends Error {
 /** The upstream answered something that is not its API (a 502, retryable like any upstream fault). */
 export function malformed(what: string): UpstreamFailureError {
   return new UpstreamFailureError(plainFailure(502, `the upstream sent a malformed ${what}`));
+}
+
+/** The JSON object one stream event carries; anything else is a malformed stream (502). */
+export function parseStreamEvent(event: SseEvent): JsonObject {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(event.data);
+  } catch {
+    throw malformed('stream event');
+  }
+  if (!isJsonObject(payload)) throw malformed('stream event');
+  return payload;
 }
 
 /** A failure with only a status and a message (no type, code or param). */

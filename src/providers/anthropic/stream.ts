@@ -4,7 +4,7 @@
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
 import { ChunkBuilder } from '../chunk-builder.js';
-import { malformed, UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { parseStreamEvent, UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readAnthropicErrorObject, statusForErrorType } from './errors.js';
 import { mapStopReason, thinkingBlock } from './response.js';
 import { JSON_RESPONSE_TOOL } from './tools.js';
@@ -69,13 +69,7 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
   }
 
   onEvent(event: SseEvent): JsonObject | null {
-    let payload: unknown;
-    try {
-      payload = JSON.parse(event.data);
-    } catch {
-      throw malformed('stream event');
-    }
-    if (!isJsonObject(payload)) throw malformed('stream event');
+    const payload = parseStreamEvent(event);
     // The data's `type` repeats the `event:` name; it is read from the data, which every frame carries.
     switch (payload.type) {
       case 'message_start':

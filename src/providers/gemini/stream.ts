@@ -2,7 +2,7 @@
 // usage kept aside (it is cumulative on every event: the last report wins), tool calls given ids and indexes.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
-import { malformed, UpstreamFailureError, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { parseStreamEvent, UpstreamFailureError, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readGeminiErrorObject } from './errors.js';
 import { toOpenAILogprobs } from './logprobs.js';
 import { PartialArgs } from './partial-args.js';
@@ -51,13 +51,7 @@ export class GeminiChatStreamTranslator implements ChatStreamTranslator {
   constructor(private readonly target: UpstreamTarget) {}
 
   onEvent(event: SseEvent): JsonObject | null {
-    let payload: unknown;
-    try {
-      payload = JSON.parse(event.data);
-    } catch {
-      throw malformed('stream event');
-    }
-    if (!isJsonObject(payload)) throw malformed('stream event');
+    const payload = parseStreamEvent(event);
     if (payload.error !== undefined) throw new UpstreamFailureError(readGeminiErrorObject(payload.error, undefined));
     if (this.id === '') this.id = completionId(payload.responseId);
     // Events holding only {trafficType} carry no counts and must not erase the last report.

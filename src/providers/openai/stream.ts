@@ -3,7 +3,7 @@
 // the relayed chunks: the gateway itself sends the one final usage chunk, with the cost.
 import { isJsonObject } from '../../json-object.js';
 import type { SseEvent } from '../../streaming/sse-decoder.js';
-import { malformed, UpstreamFailureError, type ChatStreamTranslator, type JsonObject, type ReportedUsage, type UpstreamTarget } from '../types.js';
+import { parseStreamEvent, UpstreamFailureError, type ChatStreamTranslator, type JsonObject, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseEnvelope, ToolCallIndexer } from './normalize.js';
 import { readOpenAIUsage } from './usage.js';
@@ -22,13 +22,7 @@ export class OpenAIChatStreamTranslator implements ChatStreamTranslator {
       this.finished = true;
       return null;
     }
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(event.data);
-    } catch {
-      throw malformed('stream event');
-    }
-    if (!isJsonObject(chunk)) throw malformed('stream event');
+    const chunk = parseStreamEvent(event);
     if (chunk.error !== undefined) throw new UpstreamFailureError(readOpenAIErrorObject(chunk.error, 0));
     // Azure's prelude chunk has id "" and created 0: keep the real ones for the final chunk.
     if (typeof chunk.id === 'string' && chunk.id !== '') this.id = chunk.id;
