@@ -1,52 +1,8 @@
 // API keys on SQLite. Only the secret's hash is stored.
 import type { Nano } from '../../billing/money.js';
+import { KEY_COLUMNS, keyRecordOf, serialiseAllowList, type KeyRow } from '../rows.js';
 import type { AllowedModels, KeyRecord, KeyStore, NewKey } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
-
-interface KeyRow {
-  id: string;
-  name: string;
-  prefix: string;
-  balance: number;
-  held: number;
-  spent: number;
-  allowed_models: string;
-  status: 'active' | 'revoked';
-  created_at: string;
-}
-
-const KEY_COLUMNS = 'id, name, prefix, balance, held, spent, allowed_models, status, created_at';
-
-// Allow-lists are re-read on every authenticated request; parsing each distinct one once is enough.
-const parsedAllowLists = new Map<string, AllowedModels>();
-
-function parseAllowList(text: string): AllowedModels {
-  let parsed = parsedAllowLists.get(text);
-  if (parsed === undefined) {
-    parsed = text === '*' ? '*' : Object.freeze(JSON.parse(text) as string[]);
-    if (parsedAllowLists.size > 10_000) parsedAllowLists.clear();
-    parsedAllowLists.set(text, parsed);
-  }
-  return parsed;
-}
-
-export function serialiseAllowList(models: AllowedModels): string {
-  return models === '*' ? '*' : JSON.stringify([...models]);
-}
-
-function toRecord(row: KeyRow): KeyRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    balance: row.balance,
-    held: row.held,
-    spent: row.spent,
-    allowedModels: parseAllowList(row.allowed_models),
-    status: row.status,
-    createdAt: row.created_at,
-  };
-}
 
 export class SqliteKeyStore implements KeyStore {
   private readonly byHash;
@@ -88,21 +44,21 @@ export class SqliteKeyStore implements KeyStore {
         if (key.initialBalance > 0) this.applyTopUp(key.id, key.initialBalance, key.topupRequestId, key.now);
       })
       .immediate();
-    return toRecord(this.byId.get(key.id)!);
+    return keyRecordOf(this.byId.get(key.id)!);
   }
 
   async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
     const row = this.byHash.get(secretHash);
-    return row && toRecord(row);
+    return row && keyRecordOf(row);
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
     const row = this.byId.get(id);
-    return row && toRecord(row);
+    return row && keyRecordOf(row);
   }
 
   async list(): Promise<KeyRecord[]> {
-    return this.all.all().map(toRecord);
+    return this.all.all().map(keyRecordOf);
   }
 
   async topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined> {

@@ -13,8 +13,8 @@ import type {
   SettleOutcome,
   UsageRecord,
 } from '../types.js';
+import { SHARED_SQL, USAGE_COLUMNS, usageValues } from '../rows.js';
 import type { SqliteDatabase } from './connection.js';
-import { INSERT_USAGE_SQL, usageParams } from './usage-store.js';
 import type { WriteBatcher } from './write-batcher.js';
 
 type EntryKind = 'hold' | 'capture' | 'release';
@@ -36,10 +36,8 @@ export class SqliteLedgerStore implements LedgerStore {
     private readonly batcher: WriteBatcher,
   ) {
     const s = {
-      // Admission: the one conditional UPDATE (identical SQL on PostgreSQL).
-      admit: db.prepare(
-        "UPDATE api_keys SET held = held + @amount WHERE id = @keyId AND status = 'active' AND balance - held >= @amount",
-      ),
+      // Admission: the one conditional UPDATE (the same SQL as on PostgreSQL).
+      admit: db.prepare(SHARED_SQL.admit('@amount', '@keyId')),
       keyState: db.prepare<[string], { balance: number; held: number; status: string }>(
         'SELECT balance, held, status FROM api_keys WHERE id = ?',
       ),
@@ -58,18 +56,12 @@ export class SqliteLedgerStore implements LedgerStore {
         'UPDATE api_keys SET balance = balance - ?, spent = spent + ?, held = held - ? WHERE id = ?',
       ),
       unhold: db.prepare<[number, string]>('UPDATE api_keys SET held = held - ? WHERE id = ?'),
-      insertUsage: db.prepare(INSERT_USAGE_SQL),
+      insertUsage: db.prepare(SHARED_SQL.insertUsage(USAGE_COLUMNS.map(() => '?'))),
       extend: db.prepare<[number, string]>("UPDATE holds SET expires_at = ? WHERE request_id = ? AND status = 'active'"),
       expired: db.prepare<[number, number], { request_id: string }>(
         "SELECT request_id FROM holds WHERE status = 'active' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
       ),
-      audit: db.prepare<[string], { balance: number; held: number; spent: number }>(
-        `SELECT
-           COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
-           COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
-           COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
-         FROM ledger_entries WHERE key_id = ?`,
-      ),
+      audit: db.prepare<[string], { balance: number; held: number; spent: number }>(SHARED_SQL.derivedFigures('?')),
       activeCount: db.prepare<[string], { n: number }>(
         "SELECT COUNT(*) AS n FROM holds WHERE key_id = ? AND status = 'active'",
       ),
@@ -93,7 +85,7 @@ export class SqliteLedgerStore implements LedgerStore {
         s.chargeAndUnhold.run(cost, cost, active.amount, active.key_id);
         s.entry.run(active.key_id, requestId, 'release', active.amount, now);
         s.entry.run(active.key_id, requestId, 'capture', cost, now);
-        s.insertUsage.run(usageParams(settlement.usage));
+        s.insertUsage.run(...usageValues(settlement.usage));
         return 'captured';
       }
       // The sweeper already released an expired hold: the work was done, so the cost is still charged.
@@ -101,7 +93,7 @@ export class SqliteLedgerStore implements LedgerStore {
       if (late) {
         s.chargeAndUnhold.run(cost, cost, 0, late.key_id);
         s.entry.run(late.key_id, requestId, 'capture', cost, now);
-        s.insertUsage.run(usageParams(settlement.usage));
+        s.insertUsage.run(...usageValues(settlement.usage));
         return 'late';
       }
       return s.holdExists.get(requestId) ? 'duplicate' : 'missing';
@@ -120,7 +112,7 @@ export class SqliteLedgerStore implements LedgerStore {
         if (existing.status !== 'expired') return 'duplicate';
         outcome = 'expired';
       }
-      if (usage) s.insertUsage.run(usageParams(usage));
+      if (usage) s.insertUsage.run(...usageValues(usage));
       return outcome;
     });
 
