@@ -10,6 +10,7 @@ const USAGE = `usage: npm run bench -- [options]
   --connections N     concurrent keep-alive connections (default 50)
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
   --embeddings        add the embeddings scenarios
+  --postgres URL      store the ledger in PostgreSQL at URL (a fresh schema, dropped afterwards) instead of SQLite
   --portkey DIR       add Portkey scenarios, from an installed copy of /work/shared/peers/portkey (or env PORTKEY_DIR)
   --only IDS          comma-separated scenario ids to run (e.g. tollgate-chat)
   --cpu-prof DIR      run the gateway under --cpu-prof, writing the .cpuprofile into DIR
@@ -26,6 +27,7 @@ export function parseOptions(argv) {
       connections: { type: 'string', default: '50' },
       runs: { type: 'string', default: '1' },
       embeddings: { type: 'boolean', default: false },
+      postgres: { type: 'string' },
       portkey: { type: 'string', default: process.env.PORTKEY_DIR },
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
@@ -45,6 +47,7 @@ export function parseOptions(argv) {
     connections: numberOption('connections', values.connections),
     runs: numberOption('runs', values.runs),
     embeddings: values.embeddings,
+    postgresUrl: values.postgres,
     portkeyDir: values.portkey ? resolve(values.portkey) : undefined,
     only: values.only ? values.only.split(',').map((s) => s.trim()) : undefined,
     cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,

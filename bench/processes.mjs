@@ -113,13 +113,13 @@ export async function startMock() {
   return { name: 'mock', child, url };
 }
 
-function gatewayConfig(mockUrl, dbPath) {
+function gatewayConfig(mockUrl, database) {
   return `# Written by the benchmark (bench/processes.mjs): one OpenAI-compatible provider in front of the mock upstream.
 server:
   host: 127.0.0.1
   port: 0
   shutdown_grace_seconds: 5
-database: "sqlite:${dbPath}"
+database: "${database}"
 providers:
   mock:
     kind: openai-compatible
@@ -145,10 +145,11 @@ function createKey(configPath) {
   return JSON.parse(out).key;
 }
 
-export async function startGateway(dir, mockUrl, cpuProfDir) {
+/** `database`: a database URL; SQLite in `dir` when undefined. */
+export async function startGateway(dir, mockUrl, cpuProfDir, database) {
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
-  writeFileSync(configPath, gatewayConfig(mockUrl, dbPath));
+  writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`));
   const key = createKey(configPath);
   const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = track(
@@ -156,7 +157,7 @@ export async function startGateway(dir, mockUrl, cpuProfDir) {
     spawn(process.execPath, [...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const url = await waitForLine(child, child.stderr, listeningUrl, 'gateway');
-  return { name: 'tollgate', child, url, key, dbPath };
+  return { name: 'tollgate', child, url, key, database: database ?? `sqlite:${dbPath}` };
 }
 
 function listeningUrl(line) {

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { median, round } from './numbers.mjs';
 
 const RESULTS_DIR = fileURLToPath(new URL('results', import.meta.url));
@@ -63,21 +64,33 @@ export function addedLatency(summary) {
   return added;
 }
 
+const BILLING_COUNTS = {
+  usageRows: 'SELECT COUNT(*) AS n FROM usage_records',
+  captures: "SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'capture'",
+  activeHolds: "SELECT COUNT(*) AS n FROM holds WHERE status = 'active'",
+};
+
 /** Every successful gateway response must have left exactly one usage row and no open hold behind. */
-export function billingCheck(dbPath, results) {
+export async function billingCheck(database, results) {
   const served = results.filter((r) => r.via === 'tollgate').reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    const count = (sql) => db.prepare(sql).get().n;
-    return {
-      served,
-      usageRows: count('SELECT COUNT(*) AS n FROM usage_records'),
-      captures: count("SELECT COUNT(*) AS n FROM ledger_entries WHERE kind = 'capture'"),
-      activeHolds: count("SELECT COUNT(*) AS n FROM holds WHERE status = 'active'"),
-    };
-  } finally {
-    db.close();
+  const counts = {};
+  if (database.startsWith('sqlite:')) {
+    const db = new Database(database.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
+    try {
+      for (const [name, sql] of Object.entries(BILLING_COUNTS)) counts[name] = db.prepare(sql).get().n;
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    try {
+      for (const [name, sql] of Object.entries(BILLING_COUNTS)) counts[name] = Number((await client.query(sql)).rows[0].n);
+    } finally {
+      await client.end();
+    }
   }
+  return { served, ...counts };
 }
 
 // ---------------------------------------------------------------- printing
@@ -98,7 +111,7 @@ function table(headers, rows) {
 export function printReport(report) {
   const { options, summary, added, memory, billing } = report;
   const runs = options.runs > 1 ? `median of ${options.runs} runs` : '1 run';
-  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}`);
+  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'PostgreSQL' : 'SQLite'}`);
   console.log(`machine: ${report.machine.cpus} CPUs, load average at start ${report.machine.loadavg.join(' ')}\n`);
   const rows = summary.map((r) => [
     `${LABELS[r.kind]}, ${VIA[r.via]}`,

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { round } from './numbers.mjs';
 import { parseOptions } from './options.mjs';
+import { createBenchSchema } from './postgres.mjs';
 import { installCleanup, makeTempDir, removeTempDir, startGateway, startMock, startPortkey, stopAll, wasInterrupted } from './processes.mjs';
 import { memoryMb } from './proc-stats.mjs';
 import { addedLatency, billingCheck, printReport, saveReport, summarise } from './report.mjs';
@@ -21,7 +22,8 @@ async function main() {
   if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
 
   const mock = await startMock();
-  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir);
+  const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
+  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url);
   const portkey = options.portkeyDir ? await startPortkey(options.portkeyDir) : undefined;
   const procs = { mock, tollgate, portkey };
   const scenarios = buildScenarios(procs, options);
@@ -39,7 +41,8 @@ async function main() {
   const memory = {};
   for (const p of [tollgate, portkey].filter(Boolean)) memory[p.name] = memoryMb(p.child.pid);
   await stopAll();
-  const billing = results.some((r) => r.via === 'tollgate') ? billingCheck(tollgate.dbPath, results) : undefined;
+  const billing = results.some((r) => r.via === 'tollgate') ? await billingCheck(tollgate.database, results) : undefined;
+  await pgSchema?.drop();
   const summary = summarise(results, scenarios);
   const report = { startedAt, machine, options, summary, added: addedLatency(summary), memory, billing, results };
   printReport(report);

@@ -30,7 +30,7 @@ export interface StartOptions {
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
   const { log } = options;
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
-  const store = openStore(config.database, { busyTimeoutMs: 1_000 });
+  const store = await openStore(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
   const ledger = new Ledger(store.ledger, config.billing, log);
   const sweeper = new HoldSweeper(store.ledger, config.billing.sweepIntervalSeconds, log);

@@ -32,7 +32,7 @@ export function loadCommandConfig(command: Command): Config {
 /** Runs `fn` with the config and an open store, closing the store afterwards. */
 export async function withStore<T>(command: Command, fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadCommandConfig(command);
-  const store = openStore(config.database);
+  const store = await openStore(config.database);
   try {
     return await fn(store, config);
   } finally {

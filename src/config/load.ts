@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { parseDecimal } from '../billing/money.js';
 import type { PriceRates } from '../billing/pricing.js';
 import { findProviderKind, providerKindNames } from '../providers/registry.js';
+import { redactDatabaseUrl } from '../storage/database-url.js';
 import { MissingVariableError, substituteEnv } from './env-substitution.js';
 import { configSchema, type RawConfig } from './schema.js';
 import type { Config, DisplayPrice, ModelConfig, ProviderConfig } from './types.js';
@@ -179,7 +180,7 @@ function normaliseDatabase(url: string, configDir: string, problems: string[]): 
     return `sqlite:${isAbsolute(file) ? file : resolve(configDir, file)}`;
   }
   if (/^postgres(ql)?:\/\//.test(url)) return url;
-  problems.push(`database: expected sqlite:PATH or postgres://..., got "${url.replace(/\/\/[^@/]*@/, '//***@')}"`);
+  problems.push(`database: expected sqlite:PATH or postgres://..., got "${redactDatabaseUrl(url)}"`);
   return url;
 }
 

@@ -135,6 +135,8 @@ export interface StoreOptions {
    * server keeps it short (a CLI write holds the lock for milliseconds); CLI commands can wait longer.
    */
   readonly busyTimeoutMs?: number;
+  /** PostgreSQL: the most connections the process opens (default 10). */
+  readonly maxConnections?: number;
 }
 
 export interface Store {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { mockConfig, runCli } from '../support/gateway-process.js';
 import type { MockUpstream } from '../support/mock-upstream.js';
-import { assertChatOk, assertErrorResponse, call, extendConfig, parseJsonOutput, postChat, startE2E, stopE2E, type E2E, type Json } from '../support/e2e.js';
+import { assertChatOk, assertErrorResponse, call, closedPort, extendConfig, parseJsonOutput, postChat, startE2E, stopE2E, type E2E, type Json } from '../support/e2e.js';
 import { assertLedgerSettled, ledgerKinds, usageRows } from '../support/ledger-check.js';
 import { chatCostNano, usdToNano } from '../support/money.js';
 
@@ -306,6 +306,18 @@ describe('tollgate CLI', () => {
     assert.match(a.stderr, /providers\.mock\.api_key/);
     assert.equal(b.code, 0, b.stderr);
     assert.ok(!b.stdout.includes('sk-from-default-123'), 'the substituted key is masked too');
+  });
+
+  test('an unreachable PostgreSQL database fails the command and serve with one line that hides the password', async () => {
+    const port = await closedPort();
+    const { path } = configDir(mockYaml(e.mock).replace('"{{DB}}"', `"postgres://tollgate:pg-s3cret@127.0.0.1:${port}/tollgate"`));
+    const [list, serve] = await Promise.all([runCli(['keys', 'list', '--json', '--config', path]), runCli(['serve', '--port', '0', '--config', path])]);
+    for (const result of [list, serve]) {
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, new RegExp(`database postgres://\\*\\*\\*@127\\.0\\.0\\.1:${port}/tollgate: .*ECONNREFUSED`));
+      assert.ok(!result.stderr.includes('pg-s3cret'), 'the password never appears');
+    }
   });
 
   test('every command works on a brand-new database', async () => {

@@ -63,6 +63,7 @@ export interface GatewayProcess {
   readonly origin: string;
   readonly dir: string;
   readonly configPath: string;
+  /** The SQLite file (unused when StartOptions.database named another database). */
   readonly dbPath: string;
   readonly child: ChildProcess;
   /** Everything the server wrote to stderr (its JSON log lines). */
@@ -83,13 +84,15 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** An existing directory (to restart on the same database); a fresh temp dir otherwise. */
   dir?: string;
+  /** The database URL for `{{DB}}` (a PostgreSQL one); by default SQLite in the directory (dbPath). */
+  database?: string;
 }
 
 export async function startGateway(options: StartOptions): Promise<GatewayProcess> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'tollgate-e2e-'));
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
-  writeFileSync(configPath, options.config.replaceAll('{{DB}}', `sqlite:${dbPath}`));
+  writeFileSync(configPath, options.config.replaceAll('{{DB}}', options.database ?? `sqlite:${dbPath}`));
   const env = { ...process.env, TOLLGATE_LOG_LEVEL: 'info', ...options.env };
   const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0'], {
     env,

@@ -1,81 +1,85 @@
-// Per-request usage rows on SQLite: written by settlement, read back by key, time and count.
+// Per-request usage rows, on SQLite and PostgreSQL alike: written by settlement, read back by key, time and count.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { Store, UsageRecord } from '../../../src/storage/types.js';
 import { testNewKey } from '../../support/key-fixture.js';
+import { storeDialects } from '../../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 
-let store: Store;
-beforeEach(async () => {
-  store = openSqliteStore(':memory:');
-  for (const id of ['key_a', 'key_b']) await store.keys.create(testNewKey(id, { initialBalance: 1_000_000_000, now: T0 }));
-});
-afterEach(async () => {
-  await store.close();
-});
-
-function row(requestId: string, keyId: string, time: number, overrides: Partial<UsageRecord> = {}): UsageRecord {
-  return {
-    requestId,
-    time,
-    keyId,
-    model: 'gpt-4o-mini',
-    provider: 'openai-main',
-    upstreamModel: 'gpt-4o-mini-2024-07-18',
-    status: 200,
-    inputTokens: 10,
-    cachedInputTokens: 0,
-    outputTokens: 5,
-    reasoningTokens: 0,
-    cost: 4_500,
-    usageSource: 'upstream',
-    attempts: [],
-    ...overrides,
-  };
-}
-
-/** Places and settles a hold so the row is written the way the pipeline writes it. */
-async function record(usage: UsageRecord): Promise<void> {
-  await store.ledger.placeHold({ requestId: usage.requestId, keyId: usage.keyId, amount: 10_000, now: usage.time, expiresAt: usage.time + 60_000 });
-  assert.equal(await store.ledger.settle({ requestId: usage.requestId, cost: usage.cost, usage, now: usage.time }), 'captured');
-}
-
-describe('SqliteUsageStore', () => {
-  test('reads back every field, attempts included', async () => {
-    const usage = row('r1', 'key_a', T0 + 5, {
-      status: 499,
-      cachedInputTokens: 3,
-      reasoningTokens: 2,
-      usageSource: 'estimated',
-      attempts: [
-        { provider: 'openai-main', status: 503, durationMs: 12 },
-        { provider: 'openai-backup', status: 200, durationMs: 340 },
-      ],
+for (const dialect of await storeDialects()) {
+  describe(dialect.name, { skip: dialect.skip }, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await dialect.open();
+      for (const id of ['key_a', 'key_b']) await store.keys.create(testNewKey(id, { initialBalance: 1_000_000_000, now: T0 }));
     });
-    await record(usage);
-    assert.deepEqual(await store.usage.list({ limit: 10 }), [usage]);
-  });
+    afterEach(async () => {
+      await store.close();
+    });
 
-  test('filters by key and by time (inclusive), oldest first', async () => {
-    await record(row('a1', 'key_a', T0 + 1));
-    await record(row('b1', 'key_b', T0 + 2));
-    await record(row('a2', 'key_a', T0 + 3));
-    await record(row('a3', 'key_a', T0 + 4));
-    assert.deepEqual((await store.usage.list({ keyId: 'key_a', limit: 10 })).map((r) => r.requestId), ['a1', 'a2', 'a3']);
-    assert.deepEqual((await store.usage.list({ since: T0 + 2, limit: 10 })).map((r) => r.requestId), ['b1', 'a2', 'a3']);
-    assert.deepEqual((await store.usage.list({ keyId: 'key_b', since: T0 + 3, limit: 10 })).map((r) => r.requestId), []);
-  });
+    function row(requestId: string, keyId: string, time: number, overrides: Partial<UsageRecord> = {}): UsageRecord {
+      return {
+        requestId,
+        time,
+        keyId,
+        model: 'gpt-4o-mini',
+        provider: 'openai-main',
+        upstreamModel: 'gpt-4o-mini-2024-07-18',
+        status: 200,
+        inputTokens: 10,
+        cachedInputTokens: 0,
+        outputTokens: 5,
+        reasoningTokens: 0,
+        cost: 4_500,
+        usageSource: 'upstream',
+        attempts: [],
+        ...overrides,
+      };
+    }
 
-  test('returns the most recent rows up to the limit, oldest first', async () => {
-    for (let i = 1; i <= 5; i++) await record(row(`r${i}`, 'key_a', T0 + i));
-    assert.deepEqual((await store.usage.list({ limit: 2 })).map((r) => r.requestId), ['r4', 'r5']);
-  });
+    /** Places and settles a hold so the row is written the way the pipeline writes it. */
+    async function record(usage: UsageRecord): Promise<void> {
+      await store.ledger.placeHold({ requestId: usage.requestId, keyId: usage.keyId, amount: 10_000, now: usage.time, expiresAt: usage.time + 60_000 });
+      assert.equal(await store.ledger.settle({ requestId: usage.requestId, cost: usage.cost, usage, now: usage.time }), 'captured');
+    }
 
-  test('orders rows written in the same millisecond by insertion', async () => {
-    for (const id of ['x', 'y', 'z']) await record(row(id, 'key_a', T0));
-    assert.deepEqual((await store.usage.list({ limit: 10 })).map((r) => r.requestId), ['x', 'y', 'z']);
-    assert.deepEqual((await store.usage.list({ limit: 2 })).map((r) => r.requestId), ['y', 'z']);
+    describe('UsageStore', () => {
+      test('reads back every field, attempts included', async () => {
+        const usage = row('r1', 'key_a', T0 + 5, {
+          status: 499,
+          cachedInputTokens: 3,
+          reasoningTokens: 2,
+          usageSource: 'estimated',
+          attempts: [
+            { provider: 'openai-main', status: 503, durationMs: 12 },
+            { provider: 'openai-backup', status: 200, durationMs: 340 },
+          ],
+        });
+        await record(usage);
+        assert.deepEqual(await store.usage.list({ limit: 10 }), [usage]);
+      });
+
+      test('filters by key and by time (inclusive), oldest first', async () => {
+        await record(row('a1', 'key_a', T0 + 1));
+        await record(row('b1', 'key_b', T0 + 2));
+        await record(row('a2', 'key_a', T0 + 3));
+        await record(row('a3', 'key_a', T0 + 4));
+        assert.deepEqual((await store.usage.list({ keyId: 'key_a', limit: 10 })).map((r) => r.requestId), ['a1', 'a2', 'a3']);
+        assert.deepEqual((await store.usage.list({ since: T0 + 2, limit: 10 })).map((r) => r.requestId), ['b1', 'a2', 'a3']);
+        assert.deepEqual((await store.usage.list({ keyId: 'key_b', since: T0 + 3, limit: 10 })).map((r) => r.requestId), []);
+      });
+
+      test('returns the most recent rows up to the limit, oldest first', async () => {
+        for (let i = 1; i <= 5; i++) await record(row(`r${i}`, 'key_a', T0 + i));
+        assert.deepEqual((await store.usage.list({ limit: 2 })).map((r) => r.requestId), ['r4', 'r5']);
+      });
+
+      test('orders rows written in the same millisecond by insertion', async () => {
+        for (const id of ['x', 'y', 'z']) await record(row(id, 'key_a', T0));
+        assert.deepEqual((await store.usage.list({ limit: 10 })).map((r) => r.requestId), ['x', 'y', 'z']);
+        assert.deepEqual((await store.usage.list({ limit: 2 })).map((r) => r.requestId), ['y', 'z']);
+      });
+    });
   });
-});
+}

@@ -1,0 +1,94 @@
+// Opens a PostgreSQL pool (node-postgres) and applies migrations.
+import pg from 'pg';
+import { POSTGRES_MIGRATIONS } from './migrations.js';
+
+export type PostgresPool = pg.Pool;
+export type PostgresClient = pg.PoolClient;
+
+const INT8_OID = 20;
+
+/**
+ * BIGINT columns hold nano-dollars and epoch milliseconds: integers well inside 2^53. node-postgres
+ * returns them as strings by default; they are read as numbers, and one outside the safe range is an
+ * error rather than a silently rounded balance.
+ */
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`BIGINT ${text} is outside the safe integer range`);
+  return value;
+}
+
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export interface PostgresOptions {
+  /** How long to wait for a connection (and for a lock held by another transaction). */
+  readonly busyTimeoutMs: number;
+  readonly maxConnections: number;
+}
+
+export async function openPostgres(url: string, options: PostgresOptions): Promise<PostgresPool> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    types,
+    max: options.maxConnections,
+    connectionTimeoutMillis: Math.max(options.busyTimeoutMs, 1_000),
+    // A row lock held by another process (a CLI top-up) is waited for at most this long, like SQLite's
+    // busy_timeout; the request then fails with ledger_unavailable instead of hanging.
+    lock_timeout: Math.trunc(options.busyTimeoutMs),
+  });
+  // An idle client's connection dropping (a PostgreSQL restart) must not crash the process: the pool
+  // discards that client and the next query opens a new one.
+  pool.on('error', () => {});
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return pool;
+}
+
+/** Runs `work` in one transaction on one pooled connection; rolls back if it throws. */
+export async function inTransaction<T>(pool: PostgresPool, work: (client: PostgresClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(begin);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      broken = rollbackError as Error;
+    }
+    throw error;
+  } finally {
+    // A connection whose ROLLBACK failed is in an unknown state: destroy it instead of reusing it.
+    client.release(broken);
+  }
+}
+
+async function migrate(pool: PostgresPool): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    // Serialises concurrent starts (two gateways, or serve and a CLI command) for this database.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('tollgate.schema_migrations'))");
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    const { rows } = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations');
+    const current = rows[0]?.version ?? 0;
+    for (const migration of POSTGRES_MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      ]);
+    }
+  });
+}

@@ -1,0 +1,73 @@
+// API keys on PostgreSQL. Only the secret's hash is stored.
+import type { Nano } from '../../billing/money.js';
+import { KEY_COLUMNS, keyRecordOf, serialiseAllowList, type KeyRow } from '../rows.js';
+import type { AllowedModels, KeyRecord, KeyStore, NewKey } from '../types.js';
+import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
+
+async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requestId: string, now: number): Promise<void> {
+  await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [amount, id]);
+  await client.query("INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES ($1, $2, 'topup', $3, $4)", [
+    id,
+    requestId,
+    amount,
+    now,
+  ]);
+}
+
+export class PostgresKeyStore implements KeyStore {
+  constructor(private readonly pool: PostgresPool) {}
+
+  async create(key: NewKey): Promise<KeyRecord> {
+    await inTransaction(this.pool, async (client) => {
+      await client.query(
+        'INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [key.id, key.name, key.prefix, key.secretHash, serialiseAllowList(key.allowedModels), new Date(key.now).toISOString()],
+      );
+      if (key.initialBalance > 0) await applyTopUp(client, key.id, key.initialBalance, key.topupRequestId, key.now);
+    });
+    return (await this.get(key.id))!;
+  }
+
+  async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
+    // A named statement: parsed and planned once per connection, as on every request.
+    const { rows } = await this.pool.query<KeyRow>({
+      name: 'key-by-hash',
+      text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = $1`,
+      values: [secretHash],
+    });
+    return rows[0] && keyRecordOf(rows[0]);
+  }
+
+  async get(id: string): Promise<KeyRecord | undefined> {
+    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return rows[0] && keyRecordOf(rows[0]);
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
+    return rows.map(keyRecordOf);
+  }
+
+  async topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined> {
+    const found = await inTransaction(this.pool, async (client) => {
+      const { rowCount } = await client.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
+      if (rowCount !== 1) return false;
+      await applyTopUp(client, id, amount, requestId, now);
+      return true;
+    });
+    return found ? this.get(id) : undefined;
+  }
+
+  async setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined> {
+    await this.pool.query('UPDATE api_keys SET allowed_models = $1 WHERE id = $2', [serialiseAllowList(models), id]);
+    return this.get(id);
+  }
+
+  async revoke(id: string, now: number): Promise<KeyRecord | undefined> {
+    await this.pool.query("UPDATE api_keys SET status = 'revoked', revoked_at = $1 WHERE id = $2 AND status = 'active'", [
+      new Date(now).toISOString(),
+      id,
+    ]);
+    return this.get(id);
+  }
+}

@@ -1,0 +1,144 @@
+// Holds, captures and releases on PostgreSQL, each one statement and so one transaction (READ COMMITTED).
+// Row locks are always taken hold first, then key (settle and release in tollgate_close_hold, see
+// migrations.ts; the sweeper), and admission locks only the key row, so concurrent requests, gateways
+// and the sweeper never deadlock one another. The cached balance/held columns on api_keys move only
+// together with an append-only ledger entry.
+import type {
+  Admission,
+  HoldPlacement,
+  LedgerAudit,
+  LedgerStore,
+  ReleaseOutcome,
+  Settlement,
+  SettleOutcome,
+  UsageRecord,
+} from '../types.js';
+import { SHARED_SQL, USAGE_COLUMNS, usageValues } from '../rows.js';
+import { inTransaction, type PostgresPool } from './connection.js';
+
+interface Figures {
+  balance: number;
+  held: number;
+  spent: number;
+}
+
+/** PostgreSQL types of the usage_records columns, in USAGE_COLUMNS order (INSERT ... SELECT needs them). */
+const USAGE_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'int', 'int', 'int', 'int', 'int', 'bigint', 'text', 'text'];
+
+/** The usage row, written only when the hold's outcome (`o`) is one of `outcomes`; params from $first on. */
+function usageIfOutcome(first: number, outcomes: readonly string[], andAlso = 'true'): string {
+  const values = USAGE_COLUMNS.map((_, i) => `$${first + i}::${USAGE_TYPES[i]}`).join(', ');
+  return `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) SELECT ${values} FROM outcome
+    WHERE o IN (${outcomes.map((x) => `'${x}'`).join(', ')}) AND ${andAlso} ON CONFLICT (request_id) DO NOTHING`;
+}
+
+// Every ledger write is ONE statement (one round trip, its own transaction): the key row is locked for
+// as short a time as possible, which is what bounds throughput on a busy key. Named statements are
+// parsed and planned once per connection.
+const SQL = {
+  /** Admission: the shared conditional UPDATE, then the hold and its entry only if it admitted. */
+  placeHold: {
+    name: 'ledger-place-hold',
+    text: `WITH admitted AS (${SHARED_SQL.admit('$3', '$2')} RETURNING id),
+      hold AS (
+        INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at)
+        SELECT $1, id, $3, 'active', $4, $5 FROM admitted
+      ), entry AS (
+        INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at)
+        SELECT id, $1, 'hold', $3, $5 FROM admitted
+      )
+      SELECT (SELECT COUNT(*) FROM admitted)::int AS admitted, k.balance, k.held, k.status
+      FROM (SELECT 1) one LEFT JOIN api_keys k ON k.id = $2`,
+  },
+  settle: {
+    name: 'ledger-settle',
+    text: `WITH outcome AS MATERIALIZED (SELECT tollgate_close_hold($1, 'captured', $2, $3) AS o),
+      usage AS (${usageIfOutcome(4, ['captured', 'late'])})
+      SELECT o FROM outcome`,
+  },
+  release: {
+    name: 'ledger-release',
+    text: `WITH outcome AS MATERIALIZED (SELECT tollgate_close_hold($1, 'released', 0, $2) AS o),
+      usage AS (${usageIfOutcome(4, ['released', 'expired'], '$3::boolean')})
+      SELECT o FROM outcome`,
+  },
+  extend: { name: 'ledger-extend', text: "UPDATE holds SET expires_at = $1 WHERE request_id = $2 AND status = 'active'" },
+} as const;
+
+/**
+ * The sweeper's pass as one statement: expired active holds (oldest first, skipping any a settlement
+ * has locked right now) are marked expired, each gets its release entry, and each key's held column
+ * drops by the sum of its released holds.
+ */
+const EXPIRE_SQL = `
+  WITH expired AS (
+    UPDATE holds SET status = 'expired', settled_at = $1
+    WHERE request_id IN (
+      SELECT request_id FROM holds WHERE status = 'active' AND expires_at <= $1
+      ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+    ) AND status = 'active'
+    RETURNING request_id, key_id, amount
+  ), entries AS (
+    INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at)
+    SELECT key_id, request_id, 'release', amount, $1 FROM expired
+  ), keys AS (
+    UPDATE api_keys SET held = api_keys.held - per_key.total
+    FROM (SELECT key_id, SUM(amount)::bigint AS total FROM expired GROUP BY key_id) per_key
+    WHERE api_keys.id = per_key.key_id
+  )
+  SELECT COUNT(*)::bigint AS released FROM expired`;
+
+export class PostgresLedgerStore implements LedgerStore {
+  constructor(private readonly pool: PostgresPool) {}
+
+  async placeHold(hold: HoldPlacement): Promise<Admission> {
+    const { rows } = await this.pool.query<{ admitted: number; balance: number | null; held: number | null; status: string | null }>({
+      ...SQL.placeHold,
+      values: [hold.requestId, hold.keyId, hold.amount, hold.expiresAt, hold.now],
+    });
+    const row = rows[0]!;
+    if (row.admitted === 1) return { admitted: true };
+    // The figures are the statement's snapshot: what admission saw when it refused.
+    return { admitted: false, available: (row.balance ?? 0) - (row.held ?? 0), keyActive: row.status === 'active' };
+  }
+
+  async settle(settlement: Settlement): Promise<SettleOutcome> {
+    const { rows } = await this.pool.query<{ o: SettleOutcome }>({
+      ...SQL.settle,
+      values: [settlement.requestId, settlement.cost, settlement.now, ...usageValues(settlement.usage)],
+    });
+    return rows[0]!.o;
+  }
+
+  async release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
+    // Without a usage row the INSERT's values are NULLs that its `$3` guard never lets through.
+    const values = usage ? usageValues(usage) : USAGE_COLUMNS.map(() => null);
+    const { rows } = await this.pool.query<{ o: ReleaseOutcome }>({ ...SQL.release, values: [requestId, now, usage !== undefined, ...values] });
+    return rows[0]!.o;
+  }
+
+  async extendHold(requestId: string, expiresAt: number): Promise<boolean> {
+    const { rowCount } = await this.pool.query({ ...SQL.extend, values: [expiresAt, requestId] });
+    return rowCount === 1;
+  }
+
+  async expireHolds(now: number, limit: number): Promise<number> {
+    const { rows } = await this.pool.query<{ released: number }>(EXPIRE_SQL, [now, limit]);
+    return rows[0]?.released ?? 0;
+  }
+
+  audit(keyId: string): Promise<LedgerAudit> {
+    // One snapshot for all three reads, so a concurrent request cannot make them disagree.
+    return inTransaction(
+      this.pool,
+      async (client): Promise<LedgerAudit> => {
+        const cached = (await client.query<Figures>('SELECT balance, held, spent FROM api_keys WHERE id = $1', [keyId])).rows[0];
+        const derived = (await client.query<Figures>(SHARED_SQL.derivedFigures('$1'), [keyId])).rows[0]!;
+        const active = (await client.query<{ n: number }>("SELECT COUNT(*)::bigint AS n FROM holds WHERE key_id = $1 AND status = 'active'", [keyId])).rows[0]!;
+        const zero = { balance: 0, held: 0, spent: 0 };
+        return { cached: cached ?? zero, derived: cached ? derived : zero, activeHolds: active.n };
+      },
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
+  }
+}

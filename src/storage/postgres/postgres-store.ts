@@ -1,0 +1,21 @@
+// The PostgreSQL Store: one connection pool shared by the three repositories. Several gateways may share
+// one database: admission is the conditional UPDATE on the key row, so their holds never overdraw a key.
+import type { Store, StoreOptions } from '../types.js';
+import { openPostgres } from './connection.js';
+import { PostgresKeyStore } from './key-store.js';
+import { PostgresLedgerStore } from './ledger-store.js';
+import { PostgresUsageStore } from './usage-store.js';
+
+export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
+  const pool = await openPostgres(url, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, maxConnections: options.maxConnections ?? 10 });
+  let closed: Promise<void> | undefined;
+  return {
+    keys: new PostgresKeyStore(pool),
+    ledger: new PostgresLedgerStore(pool),
+    usage: new PostgresUsageStore(pool),
+    close() {
+      closed ??= pool.end();
+      return closed;
+    },
+  };
+}
