@@ -3,6 +3,7 @@
 // Each test gets its own schema, so tests never see one another's rows and need no clean-up order.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { redactDatabaseUrl } from '../../src/storage/database-url.js';
 
 export const TEST_PG_URL = process.env.TOLLGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -20,7 +21,7 @@ export async function postgresSkipReason(): Promise<string | undefined> {
       await client.query('SELECT 1');
       return undefined;
     } catch (error) {
-      return `PostgreSQL unreachable at ${TEST_PG_URL.replace(/\/\/[^@/]*@/, '//***@')}: ${(error as Error).message}`;
+      return `PostgreSQL unreachable at ${redactDatabaseUrl(TEST_PG_URL)}: ${(error as Error).message}`;
     } finally {
       await client.end().catch(() => {});
     }
