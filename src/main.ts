@@ -10,7 +10,7 @@ import type { Store } from './storage/types.js';
 import { UpstreamTransport } from './upstream/transport.js';
 import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
-import { ProviderHealth } from './routing/provider-health.js';
+import { UpstreamHealth } from './routing/upstream-health.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -42,7 +42,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     ledger,
     transport,
     log,
-    health: new ProviderHealth(),
+    health: new UpstreamHealth(),
     drains,
     keys: store.keys,
     inFlight,

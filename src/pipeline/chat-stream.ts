@@ -30,7 +30,7 @@ export async function streamChat(
 ): Promise<void> {
   let opened: OpenedStream;
   try {
-    opened = await withFailover(deps, client, bill, plan.candidates, (candidate) => openStream(deps, client, candidate, body, plan, bill));
+    opened = await withFailover(deps, client, bill, plan, (candidate) => openStream(deps, client, candidate, body, plan, bill));
   } catch (error) {
     throw await bill.abandon(error);
   }

@@ -44,7 +44,7 @@ export async function runChat(
 async function completeChat(deps: PipelineDeps, client: ClientRequest, plan: UpstreamPlan, bill: RequestBill): Promise<JsonObject> {
   let parsed;
   try {
-    parsed = await withFailover(deps, client, bill, plan.candidates, async (candidate) => {
+    parsed = await withFailover(deps, client, bill, plan, async (candidate) => {
       const json = await fetchUpstreamJson(deps, client, candidate, plan.requestFor(candidate), bill);
       return candidate.adapter.parseChatResponse(json, candidate.target);
     });

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Ledger } from '../billing/ledger.js';
 import type { Config } from '../config/types.js';
 import type { UpstreamRequest } from '../providers/types.js';
-import type { ProviderHealth } from '../routing/provider-health.js';
+import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { KeyRecord } from '../storage/types.js';
 import type { UpstreamTransport } from '../upstream/transport.js';
 import type { DrainSlots } from './drain-slots.js';
@@ -13,7 +13,7 @@ export interface PipelineDeps {
   readonly ledger: Ledger;
   readonly transport: UpstreamTransport;
   readonly log: Logger;
-  readonly health: ProviderHealth;
+  readonly health: UpstreamHealth;
   readonly drains: DrainSlots;
 }
 

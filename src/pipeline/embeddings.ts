@@ -26,7 +26,7 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
   try {
     let parsed;
     try {
-      parsed = await withFailover(deps, client, bill, plan.candidates, async (candidate) => {
+      parsed = await withFailover(deps, client, bill, plan, async (candidate) => {
         const json = await fetchUpstreamJson(deps, client, candidate, plan.requestFor(candidate), bill);
         return candidate.adapter.parseEmbeddingResponse(json, body, candidate.target);
       });

@@ -3,10 +3,13 @@
 // next upstream is tried. Every attempt shares the request's one hold; at most one is charged.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UpstreamFailureError } from '../providers/types.js';
+import type { CandidateOrder } from '../routing/order-candidates.js';
 import type { Candidate } from '../routing/resolve-route.js';
+import type { UpstreamFailureInfo } from '../routing/upstream-health.js';
 import { TransportError } from '../upstream/transport.js';
 import type { ClientRequest, PipelineDeps } from './deps.js';
 import type { RequestBill } from './request-bill.js';
+import { attemptStatusOf } from './upstream-error.js';
 
 const BACKOFF_BASE_MS = 200;
 const BACKOFF_CAP_MS = 2_000;
@@ -24,7 +27,7 @@ export function isRetryable(error: unknown): boolean {
   return false;
 }
 
-function retryAfterMs(error: unknown): number | undefined {
+export function retryAfterMs(error: unknown): number | undefined {
   if (!(error instanceof UpstreamFailureError) || !error.failure.retryAfter) return undefined;
   const text = error.failure.retryAfter;
   const seconds = Number(text);
@@ -41,20 +44,27 @@ export function retryDelayMs(retryNumber: number, error: unknown, random: () => 
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
+/** What the health table records of a retryable failure. */
+function failureInfo(error: unknown): UpstreamFailureInfo {
+  return { status: attemptStatusOf(error), message: error instanceof Error ? error.message : String(error), retryAfterMs: retryAfterMs(error) };
+}
+
 /**
  * Runs `attempt` on each candidate in order, retrying retryable failures; returns the first success.
  * Throws the last failure (or the first non-retryable one). `attempt` records itself on the bill.
+ * Only retryable failures count towards an upstream's cool-down; a success resets it.
  */
 export async function withFailover<T>(
   deps: PipelineDeps,
   client: ClientRequest,
   bill: RequestBill,
-  candidates: readonly Candidate[],
+  order: CandidateOrder,
   attempt: (candidate: Candidate) => Promise<T>,
 ): Promise<T> {
   let lastError: unknown;
-  for (const candidate of candidates) {
-    if (lastError !== undefined && deps.health.isCooling(candidate.provider.id)) continue;
+  for (const candidate of order.candidates) {
+    // Another request may have cooled a later upstream meanwhile: skip it, unless all were cooling from the start.
+    if (lastError !== undefined && !order.panic && deps.health.isCooling(candidate.target)) continue;
     bill.useCandidate(candidate);
     for (let retry = 0; retry <= candidate.provider.retries; retry++) {
       if (retry > 0) {
@@ -64,13 +74,14 @@ export async function withFailover<T>(
       }
       try {
         const result = await attempt(candidate);
-        deps.health.recordSuccess(candidate.provider.id);
+        deps.health.recordSuccess(candidate.target);
         return result;
       } catch (error) {
         if (client.signal.aborted || !isRetryable(error)) throw error;
         lastError = error;
-        if (deps.health.recordFailure(candidate.provider)) {
-          deps.log.warn({ provider: candidate.provider.id, seconds: candidate.provider.cooldown.seconds }, 'upstream cooling down');
+        if (deps.health.recordFailure(candidate.target, failureInfo(error))) {
+          const seconds = Math.ceil(deps.health.coolingRemainingMs(candidate.target) / 1000);
+          deps.log.warn({ provider: candidate.provider.id, upstreamModel: candidate.target.upstreamModel, seconds }, 'upstream cooling down');
           break;
         }
       }

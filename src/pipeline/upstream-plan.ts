@@ -2,12 +2,11 @@
 // first use). The first is built before the hold: a request its upstream's API cannot express is a 400
 // that costs nothing.
 import type { UpstreamRequest } from '../providers/types.js';
-import { orderCandidates } from '../routing/order-candidates.js';
+import { orderCandidates, type CandidateOrder } from '../routing/order-candidates.js';
 import type { Candidate, Route } from '../routing/resolve-route.js';
 import { logDropped, type ClientRequest, type PipelineDeps } from './deps.js';
 
-export interface UpstreamPlan {
-  readonly candidates: readonly Candidate[];
+export interface UpstreamPlan extends CandidateOrder {
   requestFor(candidate: Candidate): UpstreamRequest;
 }
 
@@ -17,7 +16,7 @@ export function planUpstreams(
   route: Route,
   build: (candidate: Candidate) => UpstreamRequest,
 ): UpstreamPlan {
-  const candidates = orderCandidates(route, deps.health);
+  const order = orderCandidates(route, deps.health);
   const built = new Map<Candidate, UpstreamRequest>();
   const requestFor = (candidate: Candidate): UpstreamRequest => {
     let request = built.get(candidate);
@@ -28,6 +27,6 @@ export function planUpstreams(
     }
     return request;
   };
-  requestFor(candidates[0]!);
-  return { candidates, requestFor };
+  requestFor(order.candidates[0]!);
+  return { candidates: order.candidates, panic: order.panic, requestFor };
 }

@@ -1,9 +1,17 @@
 // The order in which a request tries its model's upstreams: as configured (`routing: fallback`) or a
-// weighted random order (`routing: weighted`, by each upstream's `weight`), with upstreams that are
-// cooling down or have no credentials left out.
+// weighted random order (`routing: weighted`, by each upstream's `weight`). Upstreams without
+// credentials are left out; upstreams cooling down are skipped — unless every one is, and then all are
+// tried anyway, the soonest to recover first (panic routing, as Envoy does below its panic threshold):
+// a cool-down may reorder or skip upstreams, it never answers for them.
 import { GatewayError } from '../errors.js';
-import type { ProviderHealth } from './provider-health.js';
 import type { Candidate, Route } from './resolve-route.js';
+import type { UpstreamHealth } from './upstream-health.js';
+
+export interface CandidateOrder {
+  readonly candidates: readonly Candidate[];
+  /** Every usable upstream was cooling down: they are tried anyway, and a cool-down skips none of them. */
+  readonly panic: boolean;
+}
 
 /** Efraimidis–Spirakis: sorting by u^(1/w) draws a weighted order without replacement. */
 function weightedOrder(candidates: readonly Candidate[], random: () => number): Candidate[] {
@@ -13,19 +21,17 @@ function weightedOrder(candidates: readonly Candidate[], random: () => number): 
     .map((entry) => entry.candidate);
 }
 
-export function orderCandidates(route: Route, health: ProviderHealth, random: () => number = Math.random): Candidate[] {
+export function orderCandidates(route: Route, health: UpstreamHealth, random: () => number = Math.random): CandidateOrder {
   const usable = route.candidates.filter((c) => !(c.adapter.apiKeyRequired && c.provider.apiKey === ''));
   if (usable.length === 0) {
     const ids = route.candidates.map((c) => `'${c.provider.id}'`).join(', ');
     throw new GatewayError('upstream_error', { message: `Provider ${ids} has no api_key configured; set it in tollgate.yaml.` });
   }
-  const ordered = route.model.routing === 'weighted' ? weightedOrder(usable, random) : usable;
-  const ready = ordered.filter((c) => !health.isCooling(c.provider.id));
-  if (ready.length > 0) return ready;
-  const waitMs = Math.min(...ordered.map((c) => health.coolingRemainingMs(c.provider.id)));
-  const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
-  throw new GatewayError('upstream_error', {
-    message: `Every upstream of '${route.model.id}' is cooling down after repeated failures; retry in ${retryAfter} s.`,
-    headers: { 'retry-after': retryAfter },
-  });
+  const ordered = route.model.routing === 'weighted' && usable.length > 1 ? weightedOrder(usable, random) : usable;
+  if (!ordered.some((c) => health.isCooling(c.target))) return { candidates: ordered, panic: false };
+  const ready = ordered.filter((c) => !health.isCooling(c.target));
+  if (ready.length > 0) return { candidates: ready, panic: false };
+  // Stable sort: equal remaining times keep the configured (or weighted) order.
+  const soonestFirst = [...ordered].sort((a, b) => health.coolingRemainingMs(a.target) - health.coolingRemainingMs(b.target));
+  return { candidates: soonestFirst, panic: true };
 }

@@ -16,8 +16,10 @@ export const hello = [{ role: 'user', content: 'Hello' }];
 // ---------------------------------------------------------------- configs
 
 export interface ProviderSpec {
-  /** base_url (ends in /v1). */
+  /** base_url (ends in /v1 for openai-compatible; the resource origin for azure-openai). */
   url: string;
+  /** openai-compatible by default. */
+  kind?: 'openai-compatible' | 'azure-openai';
   /** Inline YAML for the provider's own keys, e.g. `retries: 0` or `timeouts: { first_byte_ms: 300 }`. */
   extra?: string[];
 }
@@ -37,14 +39,14 @@ export interface ConfigSpec {
 }
 
 /**
- * A tollgate.yaml with openai-compatible providers (api key sk-mock-upstream-secret; timeouts as in
+ * A tollgate.yaml with openai-compatible (or azure-openai) providers (api key sk-mock-upstream-secret; timeouts as in
  * mockConfig unless overridden) and chat models at TEST_PRICES (max_output_tokens 1000). The upstream
  * model defaults to gpt-4o-mini.
  */
 export function resilienceConfig(spec: ConfigSpec): string {
   const lines = ['server:', '  host: 127.0.0.1', '  port: 0', ...(spec.server ?? []).map((l) => `  ${l}`), 'database: "{{DB}}"', 'providers:'];
   for (const [id, p] of Object.entries(spec.providers)) {
-    lines.push(`  ${id}:`, '    kind: openai-compatible', `    base_url: ${p.url}`, '    api_key: sk-mock-upstream-secret');
+    lines.push(`  ${id}:`, `    kind: ${p.kind ?? 'openai-compatible'}`, `    base_url: ${p.url}`, '    api_key: sk-mock-upstream-secret');
     const extra = p.extra ?? [];
     if (!extra.some((l) => l.startsWith('timeouts:'))) lines.push('    timeouts: { connect_ms: 2000, first_byte_ms: 5000, idle_ms: 5000, total_ms: 30000 }');
     for (const l of extra) lines.push(`    ${l}`);

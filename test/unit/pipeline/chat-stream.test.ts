@@ -1,7 +1,7 @@
 // The streaming chat pipeline with a scripted upstream (no network): what the client receives at the
 // end of a stream, and what the ledger charged, for each way an upstream stream can end.
 import { DrainSlots } from '../../../src/pipeline/drain-slots.js';
-import { ProviderHealth } from '../../../src/routing/provider-health.js';
+import { UpstreamHealth } from '../../../src/routing/upstream-health.js';
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
@@ -98,7 +98,7 @@ async function streamOnce(body: string): Promise<{ sink: RecordingSink; events: 
     ledger: new Ledger(store.ledger, CONFIG.billing, log),
     transport,
     log,
-    health: new ProviderHealth(),
+    health: new UpstreamHealth(),
     drains: new DrainSlots(),
   };
   const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal };

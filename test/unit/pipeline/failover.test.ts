@@ -7,8 +7,8 @@ import { UpstreamFailureError } from '../../../src/providers/types.js';
 import { isRetryable, retryDelayMs, withFailover } from '../../../src/pipeline/failover.js';
 import type { PipelineDeps, ClientRequest } from '../../../src/pipeline/deps.js';
 import type { RequestBill } from '../../../src/pipeline/request-bill.js';
-import { ProviderHealth } from '../../../src/routing/provider-health.js';
 import type { Candidate } from '../../../src/routing/resolve-route.js';
+import { UpstreamHealth } from '../../../src/routing/upstream-health.js';
 import { TransportError } from '../../../src/upstream/transport.js';
 import { testProvider } from '../../support/provider-fixture.js';
 
@@ -21,8 +21,10 @@ function candidate(id: string, retries: number, failures = 100): Candidate {
   return { provider, adapter: adapterFor('openai'), weight: 1, target: { provider, upstreamModel: id, clientModel: 'm', maxOutputTokens: 10 } };
 }
 
+const inOrder = (...candidates: Candidate[]) => ({ candidates, panic: false });
+
 function harness() {
-  const deps = { health: new ProviderHealth(), log: pino({ level: 'silent' }) } as unknown as PipelineDeps;
+  const deps = { health: new UpstreamHealth(), log: pino({ level: 'silent' }) } as unknown as PipelineDeps;
   const used: string[] = [];
   const bill = { useCandidate: (c: Candidate) => used.push(c.provider.id) } as unknown as RequestBill;
   const client = { requestId: 'r', signal: new AbortController().signal } as unknown as ClientRequest;
@@ -78,7 +80,7 @@ describe('withFailover', () => {
   test('retries the same upstream, then falls back to the next, and returns the first success', async () => {
     const { deps, bill, client, used } = harness();
     const tries: string[] = [];
-    const result = await withFailover(deps, client, bill, [candidate('a', 1), candidate('b', 1)], async (c) => {
+    const result = await withFailover(deps, client, bill, inOrder(candidate('a', 1), candidate('b', 1)), async (c) => {
       tries.push(c.provider.id);
       if (c.provider.id === 'a') throw new TransportError('reset', 'x');
       return 'ok';
@@ -92,7 +94,7 @@ describe('withFailover', () => {
     const { deps, bill, client } = harness();
     const tries: string[] = [];
     await assert.rejects(
-      withFailover(deps, client, bill, [candidate('a', 2), candidate('b', 2)], async (c) => {
+      withFailover(deps, client, bill, inOrder(candidate('a', 2), candidate('b', 2)), async (c) => {
         tries.push(c.provider.id);
         throw failure(400);
       }),
@@ -105,7 +107,7 @@ describe('withFailover', () => {
     const { deps, bill, client } = harness();
     let n = 0;
     await assert.rejects(
-      withFailover(deps, client, bill, [candidate('a', 0), candidate('b', 0)], async () => {
+      withFailover(deps, client, bill, inOrder(candidate('a', 0), candidate('b', 0)), async () => {
         throw failure(500 + n++);
       }),
       (error: unknown) => error instanceof UpstreamFailureError && error.failure.status === 501,
@@ -121,9 +123,76 @@ describe('withFailover', () => {
       return c.provider.id;
     };
     const a = candidate('a', 5, 1);
-    assert.equal(await withFailover(deps, client, bill, [a, candidate('b', 0)], attempt), 'b');
+    assert.equal(await withFailover(deps, client, bill, inOrder(a, candidate('b', 0)), attempt), 'b');
     assert.deepEqual(tries, ['a', 'b'], 'one failure cools a down (failures: 1): no retries on it');
-    assert.equal(deps.health.isCooling('a'), true);
+    assert.equal(deps.health.isCooling(a.target), true);
+  });
+
+  test('counts only retryable failures towards a cool-down: a 400 leaves the count untouched', async () => {
+    const { deps, bill, client } = harness();
+    const a = candidate('a', 0, 1);
+    await assert.rejects(withFailover(deps, client, bill, inOrder(a), async () => Promise.reject(failure(400))));
+    await assert.rejects(withFailover(deps, client, bill, inOrder(a), async () => Promise.reject(failure(404))));
+    assert.equal(deps.health.isCooling(a.target), false);
+    assert.equal(deps.health.state(a.target).consecutiveFailures, 0);
+  });
+
+  test('a success resets the count of consecutive failures', async () => {
+    const { deps, bill, client } = harness();
+    const a = candidate('a', 1, 3);
+    let n = 0;
+    assert.equal(await withFailover(deps, client, bill, inOrder(a), async () => (n++ === 0 ? Promise.reject(failure(500)) : 'ok')), 'ok');
+    assert.equal(deps.health.state(a.target).consecutiveFailures, 0);
+    assert.equal(deps.health.state(a.target).recentErrors, 1);
+  });
+
+  test('skips an upstream another request cooled down meanwhile, but not in panic routing', async () => {
+    const { deps, bill, client } = harness();
+    const a = candidate('a', 0);
+    const b = candidate('b', 0, 1);
+    deps.health.recordFailure(b.target, { status: 500, message: 'x' });
+    const tries: string[] = [];
+    const attempt = async (c: Candidate) => {
+      tries.push(c.provider.id);
+      throw failure(500);
+    };
+    await assert.rejects(withFailover(deps, client, bill, inOrder(a, b), attempt));
+    assert.deepEqual(tries, ['a'], 'b was cooling: skipped after a failed');
+    tries.length = 0;
+    await assert.rejects(withFailover(deps, client, bill, { candidates: [a, b], panic: true }, attempt));
+    assert.deepEqual(tries, ['a', 'b'], 'panic routing tries every upstream');
+  });
+
+  test('a panic-routed upstream keeps its retries and cools down again when it fails', async () => {
+    const { deps, bill, client } = harness();
+    const a = candidate('a', 1, 1);
+    deps.health.recordFailure(a.target, { status: 500, message: 'x' });
+    let tries = 0;
+    await assert.rejects(
+      withFailover(deps, client, bill, { candidates: [a], panic: true }, async () => {
+        tries++;
+        throw failure(503);
+      }),
+    );
+    assert.equal(tries, 2, 'one attempt and its retry');
+    assert.equal(deps.health.isCooling(a.target), true);
+    assert.equal(deps.health.state(a.target).lastError?.status, 503);
+  });
+
+  test('a 429 asking for longer than the cool-down cools the upstream for that long', async () => {
+    const { deps, bill, client } = harness();
+    const a = candidate('a', 3);
+    const b = candidate('b', 0);
+    const tries: string[] = [];
+    const result = await withFailover(deps, client, bill, inOrder(a, b), async (c) => {
+      tries.push(c.provider.id);
+      if (c.provider.id === 'a') throw failure(429, '120');
+      return 'ok';
+    });
+    assert.equal(result, 'ok');
+    assert.deepEqual(tries, ['a', 'b'], 'a long Retry-After is not waited for: the next upstream serves');
+    const remaining = deps.health.coolingRemainingMs(a.target);
+    assert.ok(remaining > 119_000 && remaining <= 120_000, `cooling for the Retry-After (${remaining} ms)`);
   });
 
   test('does not retry once the client has gone', async () => {
@@ -132,7 +201,7 @@ describe('withFailover', () => {
     const client = { requestId: 'r', signal: controller.signal } as unknown as ClientRequest;
     let tries = 0;
     await assert.rejects(
-      withFailover(deps, client, bill, [candidate('a', 3)], async () => {
+      withFailover(deps, client, bill, inOrder(candidate('a', 3)), async () => {
         tries++;
         controller.abort();
         throw new TransportError('aborted', 'x');

@@ -5,7 +5,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { GatewayError } from '../../../src/errors.js';
 import { findUsableModel, mayUseModel, visibleModels } from '../../../src/routing/access.js';
 import { orderCandidates } from '../../../src/routing/order-candidates.js';
-import { ProviderHealth } from '../../../src/routing/provider-health.js';
+import { UpstreamHealth } from '../../../src/routing/upstream-health.js';
 import { resolveRoute } from '../../../src/routing/resolve-route.js';
 
 const CONFIG = parseConfig(
@@ -132,13 +132,13 @@ describe('a provider without credentials', () => {
   test('fails with upstream_error naming a provider whose kind needs a key it does not have', () => {
     const route = resolveRoute(CONFIG, '*', 'keyless', 'chat');
     assert.throws(
-      () => orderCandidates(route, new ProviderHealth()),
+      () => orderCandidates(route, new UpstreamHealth()),
       (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && error.status === 502 && error.message.includes("'no-key'"),
     );
   });
 
   test('lets a keyless openai-compatible provider and a provider with a key through', () => {
-    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'local-llama', 'chat'), new ProviderHealth()));
-    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat'), new ProviderHealth()));
+    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'local-llama', 'chat'), new UpstreamHealth()));
+    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat'), new UpstreamHealth()));
   });
 });

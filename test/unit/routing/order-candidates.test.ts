@@ -1,17 +1,17 @@
-// The order in which a request tries its upstreams: fallback order, weighted order, cool-downs skipped,
-// providers without credentials left out.
+// The order in which a request tries its upstreams: fallback order, weighted order, cool-downs skipped
+// (or, when every upstream cools down, all tried soonest-recovering first), providers without credentials left out.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModelConfig } from '../../../src/config/types.js';
 import { GatewayError } from '../../../src/errors.js';
 import { adapterFor } from '../../../src/providers/registry.js';
 import { orderCandidates } from '../../../src/routing/order-candidates.js';
-import { ProviderHealth } from '../../../src/routing/provider-health.js';
 import type { Candidate, Route } from '../../../src/routing/resolve-route.js';
+import { UpstreamHealth } from '../../../src/routing/upstream-health.js';
 import { testProvider } from '../../support/provider-fixture.js';
 
-function candidate(id: string, weight = 1, apiKey = 'sk-x'): Candidate {
-  const provider = testProvider({ id, apiKey, cooldown: { failures: 1, seconds: 10 } });
+function candidate(id: string, weight = 1, apiKey = 'sk-x', seconds = 10): Candidate {
+  const provider = testProvider({ id, apiKey, cooldown: { failures: 1, seconds } });
   return {
     provider,
     adapter: adapterFor('openai'),
@@ -25,35 +25,57 @@ function route(routing: ModelConfig['routing'], candidates: Candidate[]): Route 
   return { model, candidates };
 }
 
-const ids = (list: readonly Candidate[]) => list.map((c) => c.provider.id);
+const ids = (order: { candidates: readonly Candidate[] }) => order.candidates.map((c) => c.provider.id);
+const fail = { status: 500, message: 'down' };
 
 describe('orderCandidates', () => {
   test('keeps the configured order for routing: fallback', () => {
     const r = route('fallback', [candidate('a'), candidate('b'), candidate('c')]);
-    assert.deepEqual(ids(orderCandidates(r, new ProviderHealth())), ['a', 'b', 'c']);
+    assert.deepEqual(ids(orderCandidates(r, new UpstreamHealth())), ['a', 'b', 'c']);
   });
 
   test('skips upstreams that are cooling down', () => {
     const r = route('fallback', [candidate('a'), candidate('b')]);
-    const health = new ProviderHealth();
-    health.recordFailure(r.candidates[0]!.provider);
-    assert.deepEqual(ids(orderCandidates(r, health)), ['b']);
+    const health = new UpstreamHealth();
+    health.recordFailure(r.candidates[0]!.target, fail);
+    const order = orderCandidates(r, health);
+    assert.deepEqual(ids(order), ['b']);
+    assert.equal(order.panic, false);
   });
 
-  test('answers upstream_error with Retry-After when every upstream is cooling down', () => {
+  test('still offers a single upstream that is cooling down (panic routing), never refusing for the cool-down alone', () => {
     const r = route('fallback', [candidate('a')]);
-    const health = new ProviderHealth();
-    health.recordFailure(r.candidates[0]!.provider);
-    assert.throws(
-      () => orderCandidates(r, health),
-      (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && error.headers?.['retry-after'] === '10',
-    );
+    const health = new UpstreamHealth();
+    health.recordFailure(r.candidates[0]!.target, fail);
+    const order = orderCandidates(r, health);
+    assert.deepEqual(ids(order), ['a']);
+    assert.equal(order.panic, true);
+  });
+
+  test('when every upstream is cooling down, tries them all, the one whose cool-down ends first leading', () => {
+    let now = 0;
+    const health = new UpstreamHealth(() => now);
+    const r = route('fallback', [candidate('long', 1, 'sk-x', 60), candidate('short', 1, 'sk-x', 5), candidate('mid', 1, 'sk-x', 20)]);
+    for (const c of r.candidates) health.recordFailure(c.target, fail);
+    now += 1_000;
+    const order = orderCandidates(r, health);
+    assert.deepEqual(ids(order), ['short', 'mid', 'long']);
+    assert.equal(order.panic, true);
+  });
+
+  test('cooling is per upstream model: another model of the same provider stays in line', () => {
+    const health = new UpstreamHealth();
+    const a = candidate('a');
+    const sibling: Candidate = { ...a, target: { ...a.target, upstreamModel: 'a-other-model' } };
+    health.recordFailure(a.target, fail);
+    assert.deepEqual(ids(orderCandidates(route('fallback', [sibling]), health)), ['a']);
+    assert.equal(orderCandidates(route('fallback', [sibling]), health).panic, false);
   });
 
   test('leaves out providers whose kind needs an api key and has none, and names them when none is left', () => {
-    assert.deepEqual(ids(orderCandidates(route('fallback', [candidate('nokey', 1, ''), candidate('b')]), new ProviderHealth())), ['b']);
+    assert.deepEqual(ids(orderCandidates(route('fallback', [candidate('nokey', 1, ''), candidate('b')]), new UpstreamHealth())), ['b']);
     assert.throws(
-      () => orderCandidates(route('fallback', [candidate('nokey', 1, '')]), new ProviderHealth()),
+      () => orderCandidates(route('fallback', [candidate('nokey', 1, '')]), new UpstreamHealth()),
       (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && /'nokey'/.test(error.message),
     );
   });
@@ -66,9 +88,9 @@ describe('orderCandidates', () => {
     let heavyFirst = 0;
     const runs = 4000;
     for (let i = 0; i < runs; i++) {
-      const order = orderCandidates(r, new ProviderHealth(), random);
-      assert.equal(order.length, 2, 'every upstream stays in the order, as a fallback');
-      if (order[0]!.provider.id === 'heavy') heavyFirst++;
+      const order = orderCandidates(r, new UpstreamHealth(), random);
+      assert.equal(order.candidates.length, 2, 'every upstream stays in the order, as a fallback');
+      if (order.candidates[0]!.provider.id === 'heavy') heavyFirst++;
     }
     const share = heavyFirst / runs;
     assert.ok(share > 0.72 && share < 0.78, `weight 3 of 4 leads about 75% of the time, got ${share}`);
