@@ -124,6 +124,7 @@ function normaliseProviders(raw: RawConfig, problems: string[], warnings: string
       },
       onClientDisconnect: p.on_client_disconnect,
       drainMaxConcurrent: p.drain_max_concurrent,
+      stripFields: Object.freeze([...new Set(p.strip_fields)]),
     });
   }
   return providers;

@@ -31,6 +31,20 @@ const timeoutsSchema = z
   })
   .prefault({});
 
+/**
+ * `providers.<id>.strip_fields` by default: body fields naming credentials or endpoints, never forwarded
+ * (a proxying upstream such as LiteLLM honours `api_base` in a body: CVE-2024-6587).
+ */
+export const DEFAULT_STRIP_FIELDS: readonly string[] = Object.freeze([
+  'api_key',
+  'api_base',
+  'base_url',
+  'azure_endpoint',
+  'extra_headers',
+  'headers',
+  'organization',
+]);
+
 const providerSchema = z.strictObject({
   kind: z.string().min(1),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
@@ -43,6 +57,7 @@ const providerSchema = z.strictObject({
   timeouts: timeoutsSchema,
   on_client_disconnect: z.enum(['abort', 'drain']).default('abort'),
   drain_max_concurrent: positiveInt.default(32),
+  strip_fields: z.array(z.string().min(1)).default([...DEFAULT_STRIP_FIELDS]),
 });
 
 const upstreamSchema = z.strictObject({

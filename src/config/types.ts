@@ -33,6 +33,8 @@ export interface ProviderConfig {
   readonly timeouts: TimeoutsConfig;
   readonly onClientDisconnect: 'abort' | 'drain';
   readonly drainMaxConcurrent: number;
+  /** Body fields removed before a request goes to this provider (credentials and endpoints). */
+  readonly stripFields: readonly string[];
 }
 
 export interface UpstreamRef {

@@ -22,7 +22,7 @@ export async function runChat(
   openSink: () => SseSink,
 ): Promise<ChatOutcome> {
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat');
-  const plan = planUpstreams(deps, client, route, (candidate) => candidate.adapter.buildChatRequest(body, candidate.target));
+  const plan = planUpstreams(deps, client, route, body, (candidate, forwarded) => candidate.adapter.buildChatRequest(forwarded, candidate.target));
   const model = route.model;
   const inputTokens = countChatInput(body);
   const modelMaxOutput = model.maxOutputTokens!;

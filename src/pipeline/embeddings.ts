@@ -12,7 +12,7 @@ import { planUpstreams } from './upstream-plan.js';
 
 export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, body: EmbeddingRequestBody): Promise<JsonObject> {
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'embedding');
-  const plan = planUpstreams(deps, client, route, (candidate) => candidate.adapter.buildEmbeddingRequest(body, candidate.target));
+  const plan = planUpstreams(deps, client, route, body, (candidate, forwarded) => candidate.adapter.buildEmbeddingRequest(forwarded, candidate.target));
   const model = route.model;
   const inputTokens = countEmbeddingInput(body.input);
   const hold = sizeEmbeddingHold(model.rates, inputTokens);

@@ -1,5 +1,6 @@
 // The ProviderConfig and UpstreamTarget the unit and contract tests hand to adapters and the pipeline.
 import type { ProviderConfig } from '../../src/config/types.js';
+import { DEFAULT_STRIP_FIELDS } from '../../src/config/schema.js';
 import type { UpstreamTarget } from '../../src/providers/types.js';
 
 /**
@@ -20,6 +21,7 @@ export function testProvider(overrides: Partial<ProviderConfig> = {}): ProviderC
     timeouts: { connectMs: 5000, firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
     onClientDisconnect: 'abort',
     drainMaxConcurrent: 32,
+    stripFields: DEFAULT_STRIP_FIELDS,
     ...overrides,
   };
 }
