@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { BillingConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import type { Admission, LedgerStore, ReleaseOutcome, SettleOutcome, UsageRecord } from '../storage/types.js';
+import type { Admission, LedgerStore, ReleaseOutcome, RenewOutcome, SettleResult, UsageRecord } from '../storage/types.js';
 import type { Nano } from './money.js';
 
 /** Settlement retries: about 3 s in all, well inside any hold's TTL. */
@@ -39,12 +39,19 @@ export class Ledger {
    * process) is retried — settlement is idempotent — and a lasting one is logged with everything
    * needed to reconcile it.
    */
-  async settle(requestId: string, cost: Nano, usage: UsageRecord): Promise<SettleOutcome | 'failed'> {
-    const outcome = await this.persist(() => this.store.settle({ requestId, cost, usage, now: Date.now() }));
-    if (outcome === 'failed') this.log.error({ requestId, cost, usage }, 'ledger: settlement failed; the hold will expire');
-    if (outcome === 'late') this.log.warn({ requestId, cost }, 'ledger: settled after the hold had expired');
+  async settle(requestId: string, cost: Nano, usage: UsageRecord): Promise<SettleResult | 'failed'> {
+    const result = await this.persist(() => this.store.settle({ requestId, cost, usage, now: Date.now() }));
+    if (result === 'failed') {
+      this.log.error({ requestId, cost, usage }, 'ledger: settlement failed; the hold will expire');
+      return result;
+    }
+    const { outcome, charged } = result;
+    if (outcome === 'late') this.log.warn({ requestId, cost }, 'ledger: settled after the hold had expired, admitted again');
+    if (outcome === 'late-capped') {
+      this.log.warn({ requestId, cost, charged, uncollected: cost - charged }, 'ledger: settled after the hold had expired; the key could cover only part of the cost');
+    }
     if (outcome === 'duplicate' || outcome === 'missing') this.log.warn({ requestId, outcome }, 'ledger: nothing to settle');
-    return outcome;
+    return result;
   }
 
   async release(requestId: string, usage: UsageRecord | undefined): Promise<ReleaseOutcome | 'failed'> {
@@ -67,11 +74,17 @@ export class Ledger {
     }
   }
 
-  async extend(requestId: string): Promise<void> {
+  /** Keeps a live request's hold (extends it, or re-admits it if a sweeper expired it); 'failed' on a database error. */
+  async renew(requestId: string): Promise<RenewOutcome | 'failed'> {
+    const now = Date.now();
     try {
-      await this.store.extendHold(requestId, Date.now() + this.billing.holdTtlSeconds * 1000);
+      const result = await this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now });
+      if (result.outcome === 'readmitted') this.log.warn({ requestId }, 'ledger: the hold had expired while its request ran; admitted again');
+      if (result.outcome === 'refused') this.log.warn({ requestId, available: result.available }, 'ledger: the hold had expired and the key no longer covers it');
+      return result;
     } catch (error) {
       this.log.warn({ err: error, requestId }, 'ledger: could not extend hold');
+      return 'failed';
     }
   }
 }

@@ -60,7 +60,7 @@ async function openStream(
   plan: UpstreamPlan,
   bill: RequestBill,
 ): Promise<OpenedStream> {
-  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate));
+  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), bill.stop);
   const startedAt = performance.now();
   let stream: UpstreamStream | undefined;
   try {
@@ -108,6 +108,9 @@ async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink)
 /** Settles the request and ends the client's stream, whatever happened. */
 async function finish(client: ClientRequest, stream: UpstreamStream, bill: RequestBill, sink: SseSink, failure: unknown): Promise<void> {
   const { translator, meter } = stream;
+  // The hold was lost (it expired while the stream ran and the key can no longer cover it): the stream
+  // was cut short on purpose and ends with that error.
+  if (bill.stop.aborted) failure = bill.stop.reason;
   if (client.signal.aborted) {
     // Nobody to answer: settle on what is known (exact usage if it had arrived, or was drained).
     if (translator.usage) await bill.settleExact(translator.usage, 499);

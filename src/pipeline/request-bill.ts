@@ -26,7 +26,13 @@ export class RequestBill {
   private closed = false;
   /** While the request is in flight its hold is kept from expiring (a long stream, a slow first byte). */
   private readonly keepAlive: NodeJS.Timeout;
-  private extending: Promise<void> | undefined;
+  private renewing: Promise<void> | undefined;
+  private readonly stopper = new AbortController();
+  /**
+   * Aborted, with the GatewayError to answer, when the hold expired while the request ran (a paused
+   * process, another gateway's sweeper) and the key can no longer cover it: the request must end.
+   */
+  readonly stop: AbortSignal = this.stopper.signal;
 
   private constructor(
     private readonly deps: PipelineDeps,
@@ -37,9 +43,16 @@ export class RequestBill {
   ) {
     const everyMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
     this.keepAlive = setInterval(() => {
-      this.extending ??= deps.ledger.extend(client.requestId).finally(() => (this.extending = undefined));
+      this.renewing ??= this.renewHold().finally(() => (this.renewing = undefined));
     }, everyMs);
     this.keepAlive.unref();
+  }
+
+  private async renewHold(): Promise<void> {
+    const result = await this.deps.ledger.renew(this.client.requestId);
+    if (result === 'failed' || result.outcome !== 'refused' || this.closed) return;
+    clearInterval(this.keepAlive);
+    this.stopper.abort(result.keyActive ? insufficientBalanceError(this.sizing, result.available) : new GatewayError('invalid_api_key'));
   }
 
   /** Admits the request (atomically) or throws 402 / 401 / 503. */
@@ -73,16 +86,14 @@ export class RequestBill {
 
   /** Exact settlement from the upstream's usage. */
   async settleExact(reported: ReportedUsage, status: number): Promise<Charge> {
-    const cost = priceUsage(this.model.rates, reported.tokens);
-    await this.close(cost, reported.tokens, 'upstream', status);
+    const cost = await this.close(priceUsage(this.model.rates, reported.tokens), reported.tokens, 'upstream', status);
     return { cost, usage: { ...reported.openai, cost: nanoToUsd(cost) } };
   }
 
   /** No usage from the upstream: the input estimate plus the output actually delivered, never more than the hold. */
   async settleEstimated(outputTokens: number, status: number): Promise<Charge> {
     const tokens: TokenUsage = { input: this.sizing.inputTokens, cachedInput: 0, output: outputTokens, reasoning: 0 };
-    const cost = Math.min(priceUsage(this.model.rates, tokens), this.sizing.hold);
-    await this.close(cost, tokens, 'estimated', status);
+    const cost = await this.close(Math.min(priceUsage(this.model.rates, tokens), this.sizing.hold), tokens, 'estimated', status);
     const usage: JsonObject = { prompt_tokens: tokens.input, total_tokens: tokens.input + tokens.output, cost: nanoToUsd(cost) };
     if (this.model.type === 'chat') {
       usage.completion_tokens = tokens.output;
@@ -106,6 +117,12 @@ export class RequestBill {
    * failure releases the hold.
    */
   async abandon(error: unknown): Promise<Error> {
+    if (this.stop.aborted) {
+      // The hold was lost while an upstream call ran: it had read the prompt (charged only through admission).
+      const lost = this.stop.reason as GatewayError;
+      await this.settleEstimated(0, lost.status);
+      return lost;
+    }
     if (this.client.signal.aborted) {
       // Gone while an upstream call was running: that upstream had read the prompt. Gone while waiting
       // to retry after a failure: no upstream did any work, so nothing is charged.
@@ -118,18 +135,21 @@ export class RequestBill {
     return gatewayError;
   }
 
-  private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<void> {
+  /** Captures `cost`; returns what was charged (less only when an expired hold could not be admitted again). */
+  private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<Nano> {
     if (this.closed) throw new Error(`request ${this.client.requestId} settled twice`);
     this.closed = true;
     await this.stopKeepAlive();
     const record = this.usageRecord(tokens, cost, source, status);
-    await this.deps.ledger.settle(this.client.requestId, cost, record);
-    this.logOutcome(record);
+    const result = await this.deps.ledger.settle(this.client.requestId, cost, record);
+    const charged = result !== 'failed' && result.outcome === 'late-capped' ? result.charged : cost;
+    this.logOutcome(charged === cost ? record : { ...record, cost: charged });
+    return charged;
   }
 
   private async stopKeepAlive(): Promise<void> {
     clearInterval(this.keepAlive);
-    await this.extending;
+    await this.renewing;
   }
 
   /** One access-log line per billed request: ids, tokens and money only — never prompts or output. */

@@ -79,10 +79,36 @@ export interface Settlement {
   readonly now: number;
 }
 
-/** captured: normal; late: the hold had expired and was already released, the cost is still charged;
- * duplicate: settled before (settlement is idempotent); missing: no such hold. */
-export type SettleOutcome = 'captured' | 'late' | 'duplicate' | 'missing';
+/**
+ * captured: normal (a cost above the hold is charged in full: the documented overage);
+ * late: the hold had expired (a sweeper released it) and was admitted again for what it covered, so the
+ * cost is charged as if it had not; late-capped: it could not be, so only what was available is charged;
+ * duplicate: settled before (settlement is idempotent); missing: no such hold.
+ */
+export type SettleOutcome = 'captured' | 'late' | 'late-capped' | 'duplicate' | 'missing';
 export type ReleaseOutcome = 'released' | 'expired' | 'duplicate' | 'missing';
+
+export interface SettleResult {
+  readonly outcome: SettleOutcome;
+  /** What was captured: the cost, or less for late-capped; 0 when nothing was. */
+  readonly charged: Nano;
+}
+
+export interface HoldRenewal {
+  readonly requestId: string;
+  /** The new expiry. */
+  readonly expiresAt: number;
+  readonly now: number;
+}
+
+/**
+ * extended: the hold was active, its expiry moved; readmitted: a sweeper had expired it while the request
+ * still ran, and it was admitted again (atomically, like a new hold); refused: it had expired and the key
+ * can no longer cover it — the request must stop; closed: already captured or released; missing.
+ */
+export type RenewOutcome =
+  | { readonly outcome: 'extended' | 'readmitted' | 'closed' | 'missing' }
+  | { readonly outcome: 'refused'; readonly available: Nano; readonly keyActive: boolean };
 
 export interface LedgerAudit {
   /** The cached columns on the key. */
@@ -106,12 +132,15 @@ export interface KeyStore {
 export interface LedgerStore {
   /** Atomic admission: admitted only if balance − held ≥ amount, and the key is active. */
   placeHold(hold: HoldPlacement): Promise<Admission>;
-  /** Charges the cost, releases the hold and records the usage row; idempotent by request id. */
-  settle(settlement: Settlement): Promise<SettleOutcome>;
+  /**
+   * Charges the cost, releases the hold and records the usage row (its cost: what was charged);
+   * idempotent by request id. An expired hold is charged only through admission (SettleOutcome).
+   */
+  settle(settlement: Settlement): Promise<SettleResult>;
   /** Releases the hold without a charge (the usage row, if given, records the failure). */
   release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome>;
-  /** A live request pushes its hold's expiry forward. */
-  extendHold(requestId: string, expiresAt: number): Promise<boolean>;
+  /** A live request keeps its hold: extends it, or re-admits it if a sweeper expired it meanwhile. */
+  renewHold(renewal: HoldRenewal): Promise<RenewOutcome>;
   /** Releases holds whose expiry has passed; returns how many. */
   expireHolds(now: number, limit: number): Promise<number>;
   audit(keyId: string): Promise<LedgerAudit>;

@@ -1,6 +1,7 @@
-// One abort signal per upstream attempt: fires when the attempt's total time limit passes, or when the
-// client goes away — unless the attempt may drain (keep reading for exact usage) instead. A timed-out
-// attempt must not abort the next one, so each attempt gets its own controller.
+// One abort signal per upstream attempt: fires when the attempt's total time limit passes, when the
+// request is stopped (its `stop` signal: the hold was lost), or when the client goes away — unless the
+// attempt may drain (keep reading for exact usage) instead. A timed-out attempt must not abort the next
+// one, so each attempt gets its own controller.
 import { TotalTimeoutReason } from './transport.js';
 
 export interface DrainPermit {
@@ -14,6 +15,7 @@ export class AttemptSignal {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private readonly cancelDrain = () => this.controller.abort(this.client.reason);
+  private readonly onStop = () => this.controller.abort(this.stop!.reason);
   private readonly onClientAbort = () => {
     if (this.drain?.tryStart(this.cancelDrain)) this.draining = true;
     else this.controller.abort(this.client.reason);
@@ -25,10 +27,13 @@ export class AttemptSignal {
     private readonly client: AbortSignal,
     totalMs: number,
     private readonly drain?: DrainPermit,
+    private readonly stop?: AbortSignal,
   ) {
     this.timer = setTimeout(() => this.controller.abort(new TotalTimeoutReason()), totalMs);
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener('abort', this.onClientAbort, { once: true });
+    if (stop?.aborted) this.controller.abort(stop.reason);
+    else stop?.addEventListener('abort', this.onStop, { once: true });
   }
 
   get signal(): AbortSignal {
@@ -38,6 +43,7 @@ export class AttemptSignal {
   dispose(): void {
     clearTimeout(this.timer);
     this.client.removeEventListener('abort', this.onClientAbort);
+    this.stop?.removeEventListener('abort', this.onStop);
     if (this.draining) {
       this.draining = false;
       this.drain?.finish(this.cancelDrain);

@@ -1,22 +1,49 @@
-// The storage implementations every storage test runs against: SQLite in memory, and PostgreSQL in a
-// fresh schema per test (skipped with the reason when unreachable, a failure under CI=true).
+// The storage implementations every storage test runs against: SQLite in a temp file, and PostgreSQL in a
+// fresh schema per test (skipped with the reason when unreachable, a failure under CI=true). Each opened
+// store also answers raw read queries, so tests can look at the rows behind the figures.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import type { Store } from '../../src/storage/types.js';
 import { freshPgSchema, postgresSkipReason } from './postgres.js';
+
+export interface TestStore extends Store {
+  /** A read query on the store's database, with PostgreSQL-style `$1` placeholders on both dialects. */
+  query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
 
 export interface StoreDialect {
   readonly name: 'sqlite' | 'postgres';
   /** Why this dialect's tests are skipped here, if they are. */
   readonly skip: string | undefined;
   /** An empty, migrated store; close() also removes what the test wrote. */
-  open(): Promise<Store>;
+  open(): Promise<TestStore>;
 }
 
 const sqlite: StoreDialect = {
   name: 'sqlite',
   skip: undefined,
-  open: async () => openSqliteStore(':memory:'),
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-store-'));
+    const file = join(dir, 'test.db');
+    const store = openSqliteStore(file);
+    const reader = new Database(file, { readonly: true });
+    return {
+      ...store,
+      async query<T>(sql: string, params: readonly unknown[] = []) {
+        return reader.prepare(sql.replace(/\$\d+/g, '?')).all(...params) as T[];
+      },
+      async close() {
+        reader.close();
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
 };
 
 async function postgres(): Promise<StoreDialect> {
@@ -26,9 +53,14 @@ async function postgres(): Promise<StoreDialect> {
     async open() {
       const schema = await freshPgSchema();
       const store = await openPostgresStore(schema.url, { maxConnections: 4 });
+      const reader = new pg.Pool({ connectionString: schema.url, max: 1 });
       return {
         ...store,
+        async query<T>(sql: string, params: readonly unknown[] = []) {
+          return (await reader.query(sql, params as unknown[])).rows as T[];
+        },
         async close() {
+          await reader.end();
           await store.close();
           await schema.drop();
         },

@@ -6,11 +6,14 @@
 import type {
   Admission,
   HoldPlacement,
+  HoldRenewal,
   LedgerAudit,
   LedgerStore,
   ReleaseOutcome,
+  RenewOutcome,
   Settlement,
   SettleOutcome,
+  SettleResult,
   UsageRecord,
 } from '../types.js';
 import { SHARED_SQL, USAGE_COLUMNS, usageValues } from '../rows.js';
@@ -25,9 +28,13 @@ interface Figures {
 /** PostgreSQL types of the usage_records columns, in USAGE_COLUMNS order (INSERT ... SELECT needs them). */
 const USAGE_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'int', 'int', 'int', 'int', 'int', 'bigint', 'text', 'text'];
 
-/** The usage row, written only when the hold's outcome (`o`) is one of `outcomes`; params from $first on. */
+/**
+ * The usage row, written only when the hold's outcome (`o`) is one of `outcomes`; params from $first on.
+ * Its cost is what was charged (`charged` of the outcome), which a late-capped capture makes less.
+ */
 function usageIfOutcome(first: number, outcomes: readonly string[], andAlso = 'true'): string {
-  const values = USAGE_COLUMNS.map((_, i) => `$${first + i}::${USAGE_TYPES[i]}`).join(', ');
+  // charged ≤ the priced cost always; naming the cost parameter keeps its type known to PostgreSQL.
+  const values = USAGE_COLUMNS.map((column, i) => `${column === 'cost' ? 'LEAST(charged, ' : ''}$${first + i}::${USAGE_TYPES[i]}${column === 'cost' ? ')' : ''}`).join(', ');
   return `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) SELECT ${values} FROM outcome
     WHERE o IN (${outcomes.map((x) => `'${x}'`).join(', ')}) AND ${andAlso} ON CONFLICT (request_id) DO NOTHING`;
 }
@@ -51,18 +58,18 @@ const SQL = {
       FROM (SELECT 1) one LEFT JOIN api_keys k ON k.id = $2`,
   },
   settle: {
-    name: 'ledger-settle',
-    text: `WITH outcome AS MATERIALIZED (SELECT tollgate_close_hold($1, 'captured', $2, $3) AS o),
-      usage AS (${usageIfOutcome(4, ['captured', 'late'])})
-      SELECT o FROM outcome`,
+    name: 'ledger-settle-v2',
+    text: `WITH outcome AS MATERIALIZED (SELECT c.outcome AS o, c.charged FROM tollgate_close_hold($1, 'captured', $2, $3) c),
+      usage AS (${usageIfOutcome(4, ['captured', 'late', 'late-capped'])})
+      SELECT o, charged FROM outcome`,
   },
   release: {
-    name: 'ledger-release',
-    text: `WITH outcome AS MATERIALIZED (SELECT tollgate_close_hold($1, 'released', 0, $2) AS o),
+    name: 'ledger-release-v2',
+    text: `WITH outcome AS MATERIALIZED (SELECT c.outcome AS o, c.charged FROM tollgate_close_hold($1, 'released', 0, $2) c),
       usage AS (${usageIfOutcome(4, ['released', 'expired'], '$3::boolean')})
       SELECT o FROM outcome`,
   },
-  extend: { name: 'ledger-extend', text: "UPDATE holds SET expires_at = $1 WHERE request_id = $2 AND status = 'active'" },
+  renew: { name: 'ledger-renew', text: 'SELECT outcome, available, key_active FROM tollgate_renew_hold($1, $2, $3)' },
 } as const;
 
 /**
@@ -77,10 +84,10 @@ const EXPIRE_SQL = `
       SELECT request_id FROM holds WHERE status = 'active' AND expires_at <= $1
       ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
     ) AND status = 'active'
-    RETURNING request_id, key_id, amount
+    RETURNING request_id, key_id, amount, seq
   ), entries AS (
-    INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at)
-    SELECT key_id, request_id, 'release', amount, $1 FROM expired
+    INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, seq)
+    SELECT key_id, request_id, 'release', amount, $1, seq FROM expired
   ), keys AS (
     UPDATE api_keys SET held = api_keys.held - per_key.total
     FROM (SELECT key_id, SUM(amount)::bigint AS total FROM expired GROUP BY key_id) per_key
@@ -102,12 +109,12 @@ export class PostgresLedgerStore implements LedgerStore {
     return { admitted: false, available: (row.balance ?? 0) - (row.held ?? 0), keyActive: row.status === 'active' };
   }
 
-  async settle(settlement: Settlement): Promise<SettleOutcome> {
-    const { rows } = await this.pool.query<{ o: SettleOutcome }>({
+  async settle(settlement: Settlement): Promise<SettleResult> {
+    const { rows } = await this.pool.query<{ o: SettleOutcome; charged: number }>({
       ...SQL.settle,
       values: [settlement.requestId, settlement.cost, settlement.now, ...usageValues(settlement.usage)],
     });
-    return rows[0]!.o;
+    return { outcome: rows[0]!.o, charged: rows[0]!.charged };
   }
 
   async release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
@@ -117,9 +124,14 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows[0]!.o;
   }
 
-  async extendHold(requestId: string, expiresAt: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query({ ...SQL.extend, values: [expiresAt, requestId] });
-    return rowCount === 1;
+  async renewHold(renewal: HoldRenewal): Promise<RenewOutcome> {
+    const { rows } = await this.pool.query<{ outcome: RenewOutcome['outcome']; available: number | null; key_active: boolean | null }>({
+      ...SQL.renew,
+      values: [renewal.requestId, renewal.expiresAt, renewal.now],
+    });
+    const row = rows[0]!;
+    if (row.outcome === 'refused') return { outcome: 'refused', available: row.available ?? 0, keyActive: row.key_active === true };
+    return { outcome: row.outcome };
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {

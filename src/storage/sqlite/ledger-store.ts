@@ -6,11 +6,13 @@ import type { Nano } from '../../billing/money.js';
 import type {
   Admission,
   HoldPlacement,
+  HoldRenewal,
   LedgerAudit,
   LedgerStore,
   ReleaseOutcome,
+  RenewOutcome,
   Settlement,
-  SettleOutcome,
+  SettleResult,
   UsageRecord,
 } from '../types.js';
 import { SHARED_SQL, USAGE_COLUMNS, usageValues } from '../rows.js';
@@ -22,12 +24,14 @@ type EntryKind = 'hold' | 'capture' | 'release';
 interface HoldRow {
   key_id: string;
   amount: number;
+  seq: number;
 }
 
 export class SqliteLedgerStore implements LedgerStore {
   private readonly statements;
   private readonly placeHoldTx;
   private readonly settleTx;
+  private readonly renewTx;
   private readonly releaseTx;
   private readonly expireTx;
 
@@ -45,12 +49,13 @@ export class SqliteLedgerStore implements LedgerStore {
         `INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at)
          VALUES (@requestId, @keyId, @amount, 'active', @expiresAt, @now)`,
       ),
-      entry: db.prepare<[string, string, EntryKind, number, number]>(
-        'INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES (?, ?, ?, ?, ?)',
+      entry: db.prepare<[string, string, EntryKind, number, number, number]>(
+        'INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, seq) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       closeHold: db.prepare<[string, number, string, string], HoldRow>(
-        'UPDATE holds SET status = ?, settled_at = ? WHERE request_id = ? AND status = ? RETURNING key_id, amount',
+        'UPDATE holds SET status = ?, settled_at = ? WHERE request_id = ? AND status = ? RETURNING key_id, amount, seq',
       ),
+      holdState: db.prepare<[string], HoldRow & { status: string }>('SELECT key_id, amount, seq, status FROM holds WHERE request_id = ?'),
       holdExists: db.prepare<[string], { status: string }>('SELECT status FROM holds WHERE request_id = ?'),
       chargeAndUnhold: db.prepare<[number, number, number, string]>(
         'UPDATE api_keys SET balance = balance - ?, spent = spent + ?, held = held - ? WHERE id = ?',
@@ -58,6 +63,9 @@ export class SqliteLedgerStore implements LedgerStore {
       unhold: db.prepare<[number, string]>('UPDATE api_keys SET held = held - ? WHERE id = ?'),
       insertUsage: db.prepare(SHARED_SQL.insertUsage(USAGE_COLUMNS.map(() => '?'))),
       extend: db.prepare<[number, string]>("UPDATE holds SET expires_at = ? WHERE request_id = ? AND status = 'active'"),
+      reactivate: db.prepare<[number, number, string]>(
+        "UPDATE holds SET status = 'active', seq = ?, expires_at = ?, settled_at = NULL WHERE request_id = ? AND status = 'expired'",
+      ),
       expired: db.prepare<[number, number], { request_id: string }>(
         "SELECT request_id FROM holds WHERE status = 'active' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
       ),
@@ -74,29 +82,53 @@ export class SqliteLedgerStore implements LedgerStore {
         return { admitted: false, available: key ? key.balance - key.held : 0, keyActive: key?.status === 'active' };
       }
       s.insertHold.run(hold);
-      s.entry.run(hold.keyId, hold.requestId, 'hold', hold.amount, hold.now);
+      s.entry.run(hold.keyId, hold.requestId, 'hold', hold.amount, hold.now, 0);
       return { admitted: true };
     });
 
-    this.settleTx = db.transaction((settlement: Settlement): SettleOutcome => {
+    this.settleTx = db.transaction((settlement: Settlement): SettleResult => {
       const { requestId, cost, now } = settlement;
       const active = s.closeHold.get('captured', now, requestId, 'active');
       if (active) {
         s.chargeAndUnhold.run(cost, cost, active.amount, active.key_id);
-        s.entry.run(active.key_id, requestId, 'release', active.amount, now);
-        s.entry.run(active.key_id, requestId, 'capture', cost, now);
+        s.entry.run(active.key_id, requestId, 'release', active.amount, now, active.seq);
+        s.entry.run(active.key_id, requestId, 'capture', cost, now, 0);
         s.insertUsage.run(...usageValues(settlement.usage));
-        return 'captured';
+        return { outcome: 'captured', charged: cost };
       }
-      // The sweeper already released an expired hold: the work was done, so the cost is still charged.
+      // Late: a sweeper released the expired hold and its money may be spent. The work was done, so the
+      // cost is charged if the key can cover again what the hold covered (the rest is the usual
+      // overage); otherwise only what is available, never taking it below zero.
       const late = s.closeHold.get('captured', now, requestId, 'expired');
       if (late) {
-        s.chargeAndUnhold.run(cost, cost, 0, late.key_id);
-        s.entry.run(late.key_id, requestId, 'capture', cost, now);
-        s.insertUsage.run(...usageValues(settlement.usage));
-        return 'late';
+        const key = s.keyState.get(late.key_id)!;
+        const available = key.balance - key.held;
+        const admitted = available >= Math.min(cost, late.amount);
+        const charged = admitted ? cost : Math.max(0, Math.min(cost, available));
+        s.chargeAndUnhold.run(charged, charged, 0, late.key_id);
+        s.entry.run(late.key_id, requestId, 'capture', charged, now, 0);
+        s.insertUsage.run(...usageValues(charged === cost ? settlement.usage : { ...settlement.usage, cost: charged }));
+        return { outcome: admitted ? 'late' : 'late-capped', charged };
       }
-      return s.holdExists.get(requestId) ? 'duplicate' : 'missing';
+      return { outcome: s.holdExists.get(requestId) ? 'duplicate' : 'missing', charged: 0 };
+    });
+
+    this.renewTx = db.transaction((renewal: HoldRenewal): RenewOutcome => {
+      const hold = s.holdState.get(renewal.requestId);
+      if (!hold) return { outcome: 'missing' };
+      if (hold.status === 'active') {
+        s.extend.run(renewal.expiresAt, renewal.requestId);
+        return { outcome: 'extended' };
+      }
+      if (hold.status !== 'expired') return { outcome: 'closed' };
+      // Expired while its request still ran: admitted again exactly as a new hold would be.
+      if (s.admit.run({ amount: hold.amount, keyId: hold.key_id }).changes !== 1) {
+        const key = s.keyState.get(hold.key_id);
+        return { outcome: 'refused', available: key ? key.balance - key.held : 0, keyActive: key?.status === 'active' };
+      }
+      s.reactivate.run(hold.seq + 1, renewal.expiresAt, renewal.requestId);
+      s.entry.run(hold.key_id, renewal.requestId, 'hold', hold.amount, renewal.now, hold.seq + 1);
+      return { outcome: 'readmitted' };
     });
 
     this.releaseTx = db.transaction((requestId: string, usage: UsageRecord | undefined, now: number): ReleaseOutcome => {
@@ -104,7 +136,7 @@ export class SqliteLedgerStore implements LedgerStore {
       let outcome: ReleaseOutcome;
       if (active) {
         s.unhold.run(active.amount, active.key_id);
-        s.entry.run(active.key_id, requestId, 'release', active.amount, now);
+        s.entry.run(active.key_id, requestId, 'release', active.amount, now, active.seq);
         outcome = 'released';
       } else {
         const existing = s.holdExists.get(requestId);
@@ -122,7 +154,7 @@ export class SqliteLedgerStore implements LedgerStore {
         const hold = s.closeHold.get('expired', now, request_id, 'active');
         if (!hold) continue;
         s.unhold.run(hold.amount, hold.key_id);
-        s.entry.run(hold.key_id, request_id, 'release', hold.amount, now);
+        s.entry.run(hold.key_id, request_id, 'release', hold.amount, now, hold.seq);
         released += 1;
       }
       return released;
@@ -133,7 +165,7 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.batcher.enqueue(() => this.placeHoldTx(hold));
   }
 
-  settle(settlement: Settlement): Promise<SettleOutcome> {
+  settle(settlement: Settlement): Promise<SettleResult> {
     return this.batcher.enqueue(() => this.settleTx(settlement));
   }
 
@@ -141,8 +173,8 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.batcher.enqueue(() => this.releaseTx(requestId, usage, now));
   }
 
-  extendHold(requestId: string, expiresAt: number): Promise<boolean> {
-    return this.batcher.enqueue(() => this.statements.extend.run(expiresAt, requestId).changes === 1);
+  renewHold(renewal: HoldRenewal): Promise<RenewOutcome> {
+    return this.batcher.enqueue(() => this.renewTx(renewal));
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {
