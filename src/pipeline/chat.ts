@@ -24,7 +24,7 @@ export async function runChat(
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat');
   const plan = planUpstreams(deps, client, route, (candidate) => candidate.adapter.buildChatRequest(body, candidate.target));
   const model = route.model;
-  const inputTokens = countChatInput(body);
+  const inputTokens = await countChatInput(body);
   const modelMaxOutput = model.maxOutputTokens!;
   const n = typeof body.n === 'number' ? body.n : 1;
   const hold = sizeChatHold(model.rates, inputTokens, resolveMaxOutput(body, modelMaxOutput), n);

@@ -14,7 +14,7 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'embedding');
   const plan = planUpstreams(deps, client, route, (candidate) => candidate.adapter.buildEmbeddingRequest(body, candidate.target));
   const model = route.model;
-  const inputTokens = countEmbeddingInput(body.input);
+  const inputTokens = await countEmbeddingInput(body.input);
   const hold = sizeEmbeddingHold(model.rates, inputTokens);
   const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, {
     rates: model.rates,
