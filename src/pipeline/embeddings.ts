@@ -33,11 +33,12 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
     } catch (error) {
       throw await bill.abandon(error);
     }
+    bill.upstreamServed(() => 0);
     // Without upstream usage (Gemini reports none) the gateway's own count is billed, marked estimated.
     const charge = parsed.usage ? await bill.settleExact(parsed.usage, 200) : await bill.settleEstimated(0, 200);
     parsed.body.usage = charge.usage;
     return parsed.body;
   } finally {
-    if (!bill.isClosed) await bill.release(500);
+    await bill.closeAfterFault(500);
   }
 }
