@@ -11,7 +11,7 @@ export const SEGMENT_CHARS = 2_048;
 /**
  * The tokenizer's merge cache (piece → tokens, least recently used out first) holds 100,000 entries by
  * default, each as long as its piece; pieces are now at most MAX_RUN + 1 characters, and this many
- * entries stay under about 5 MB.
+ * entries stay under about 15 MB (13 MB measured for distinct CJK pieces, 5 MB for ASCII).
  */
 export const MERGE_CACHE_ENTRIES = 10_000;
 
