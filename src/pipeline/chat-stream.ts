@@ -35,6 +35,7 @@ export async function streamChat(
     throw await bill.abandon(error);
   }
   const { stream } = opened;
+  bill.upstreamServed(() => stream.meter.tokens());
   const sink = openSink();
   let failure: unknown;
   try {

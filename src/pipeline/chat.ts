@@ -24,7 +24,7 @@ export async function runChat(
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat');
   const plan = planUpstreams(deps, client, route, body, (candidate, forwarded) => candidate.adapter.buildChatRequest(forwarded, candidate.target));
   const model = route.model;
-  const inputTokens = countChatInput(body);
+  const inputTokens = await countChatInput(body);
   const modelMaxOutput = model.maxOutputTokens!;
   const n = typeof body.n === 'number' ? body.n : 1;
   const hold = sizeChatHold(model.rates, inputTokens, resolveMaxOutput(body, modelMaxOutput), n);
@@ -36,8 +36,8 @@ export async function runChat(
     }
     return { kind: 'json', body: await completeChat(deps, client, plan, bill) };
   } finally {
-    // A bug must not strand a hold until it expires.
-    if (!bill.isClosed) await bill.release(500);
+    // A bug must not strand a hold until it expires, nor make an upstream's work free.
+    await bill.closeAfterFault(500);
   }
 }
 
@@ -51,14 +51,15 @@ async function completeChat(deps: PipelineDeps, client: ClientRequest, plan: Ups
   } catch (error) {
     throw await bill.abandon(error);
   }
-  let charge;
-  if (parsed.usage) {
-    charge = await bill.settleExact(parsed.usage, 200);
-  } else {
+  const body = parsed.body;
+  // Counted only when needed (no usage, or a fault): most answers carry exact usage.
+  const outputTokens = () => {
     const meter = new OutputMeter();
-    meter.observeCompletion(parsed.body);
-    charge = await bill.settleEstimated(meter.tokens(), 200);
-  }
+    meter.observeCompletion(body);
+    return meter.tokens();
+  };
+  bill.upstreamServed(outputTokens);
+  const charge = parsed.usage ? await bill.settleExact(parsed.usage, 200) : await bill.settleEstimated(outputTokens(), 200);
   parsed.body.usage = charge.usage;
   return parsed.body;
 }

@@ -14,7 +14,7 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
   const route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'embedding');
   const plan = planUpstreams(deps, client, route, body, (candidate, forwarded) => candidate.adapter.buildEmbeddingRequest(forwarded, candidate.target));
   const model = route.model;
-  const inputTokens = countEmbeddingInput(body.input);
+  const inputTokens = await countEmbeddingInput(body.input);
   const hold = sizeEmbeddingHold(model.rates, inputTokens);
   const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, {
     rates: model.rates,
@@ -33,11 +33,12 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
     } catch (error) {
       throw await bill.abandon(error);
     }
+    bill.upstreamServed(() => 0);
     // Without upstream usage (Gemini reports none) the gateway's own count is billed, marked estimated.
     const charge = parsed.usage ? await bill.settleExact(parsed.usage, 200) : await bill.settleEstimated(0, 200);
     parsed.body.usage = charge.usage;
     return parsed.body;
   } finally {
-    if (!bill.isClosed) await bill.release(500);
+    await bill.closeAfterFault(500);
   }
 }

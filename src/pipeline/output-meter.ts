@@ -1,10 +1,11 @@
 // Watches what the client receives (OpenAI-shaped chunks or a completion) so that a request without
-// upstream usage can be settled on the tokenizer count of the output actually delivered.
-import { countText } from '../billing/token-count.js';
+// upstream usage can be settled on the tokenizer count of the output actually delivered. The text is
+// counted as it arrives: however long a stream runs, the meter holds only a bounded tail.
+import { COUNT_BUDGET_MS, TokenTally } from '../billing/token-tally.js';
 import { isJsonObject, type JsonObject } from '../json-object.js';
 
 export class OutputMeter {
-  private readonly parts: string[] = [];
+  private readonly tally = new TokenTally(COUNT_BUDGET_MS);
   /** Any content, reasoning or tool call reached the client. */
   sawOutput = false;
   /** A choice finished (finish_reason set). */
@@ -25,13 +26,14 @@ export class OutputMeter {
     for (const choice of body.choices) if (isJsonObject(choice)) this.observeMessage(choice.message);
   }
 
+  /** The output tokens delivered: the count of all observed text as one string (exact for ordinary output). */
   tokens(): number {
-    return countText(this.parts.join(''));
+    return this.tally.total();
   }
 
   private push(text: unknown): void {
     if (typeof text === 'string' && text.length > 0) {
-      this.parts.push(text);
+      this.tally.push(text);
       this.sawOutput = true;
     }
   }

@@ -33,6 +33,8 @@ export class RequestBill {
    * process, another gateway's sweeper) and the key can no longer cover it: the request must end.
    */
   readonly stop: AbortSignal = this.stopper.signal;
+  /** Set once an upstream answered with success: from then on it has done work that a fault must not make free. */
+  private outputSoFar: (() => number) | undefined;
 
   private constructor(
     private readonly deps: PipelineDeps,
@@ -71,13 +73,14 @@ export class RequestBill {
     return new RequestBill(deps, client, model, candidate, sizing);
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   /** The upstream that served (or is serving) the request. */
   useCandidate(candidate: Candidate): void {
     this.candidate = candidate;
+  }
+
+  /** An upstream accepted the request (a 2xx answer began); `outputTokens` reads what it has delivered so far. */
+  upstreamServed(outputTokens: () => number): void {
+    this.outputSoFar = outputTokens;
   }
 
   recordAttempt(provider: string, status: number, startedAt: number): void {
@@ -109,6 +112,24 @@ export class RequestBill {
     const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status);
     await this.deps.ledger.release(this.client.requestId, record);
     this.logOutcome(record);
+  }
+
+  /**
+   * Closes a hold that an unexpected error left open. An upstream that served the request did work: it
+   * is charged the estimate (input plus the output delivered, or the whole hold if that cannot be read),
+   * capped at the hold — never released for free. Before that, nothing is charged.
+   */
+  async closeAfterFault(status: number): Promise<void> {
+    if (this.closed) return;
+    if (!this.outputSoFar) return this.release(status);
+    let output: number;
+    try {
+      output = this.outputSoFar();
+    } catch {
+      // The most output the hold was sized for: its price reaches the hold, which is what is charged.
+      output = (this.sizing.modelMaxOutput ?? 0) * this.sizing.n;
+    }
+    await this.settleEstimated(output, status);
   }
 
   /**

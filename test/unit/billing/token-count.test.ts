@@ -23,7 +23,7 @@ const WEATHER_TOOLS = [
 ];
 
 describe('countText', () => {
-  test('counts o200k_base tokens and 0 for the empty string', () => {
+  test('counts o200k_base tokens and 0 for the empty string', async () => {
     assert.equal(countText(''), 0);
     assert.equal(countText('hello'), 1);
     assert.equal(countText('Hello, world!'), 4);
@@ -31,12 +31,12 @@ describe('countText', () => {
 });
 
 describe('countChatInput', () => {
-  test('counts a message with string content as framing + role + content', () => {
+  test('counts a message with string content as framing + role + content', async () => {
     const body = { messages: [{ role: 'user', content: 'What is the capital of France?' }] };
-    assert.equal(countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('What is the capital of France?'));
+    assert.equal(await countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('What is the capital of France?'));
   });
 
-  test('sums every message', () => {
+  test('sums every message', async () => {
     const body = {
       messages: [
         { role: 'system', content: 'You are terse.' },
@@ -44,29 +44,29 @@ describe('countChatInput', () => {
       ],
     };
     const expected = PRIMING + 2 * PER_MESSAGE + countText('system') + countText('You are terse.') + countText('user') + countText('Hi');
-    assert.equal(countChatInput(body), expected);
+    assert.equal(await countChatInput(body), expected);
   });
 
-  test('counts the tool definitions: with tools is more than without by exactly their JSON', () => {
+  test('counts the tool definitions: with tools is more than without by exactly their JSON', async () => {
     const messages = [{ role: 'user', content: 'Weather in Paris?' }];
-    const without = countChatInput({ messages });
-    const withTools = countChatInput({ messages, tools: WEATHER_TOOLS });
+    const without = await countChatInput({ messages });
+    const withTools = await countChatInput({ messages, tools: WEATHER_TOOLS });
     assert.ok(withTools > without);
     assert.equal(withTools - without, countText(JSON.stringify(WEATHER_TOOLS)));
   });
 
-  test('counts legacy function definitions too', () => {
+  test('counts legacy function definitions too', async () => {
     const messages = [{ role: 'user', content: 'x' }];
     const functions = [WEATHER_TOOLS[0]!.function];
-    assert.equal(countChatInput({ messages, functions }) - countChatInput({ messages }), countText(JSON.stringify(functions)));
+    assert.equal(await countChatInput({ messages, functions }) - await countChatInput({ messages }), countText(JSON.stringify(functions)));
   });
 
-  test('counts text parts of array content', () => {
+  test('counts text parts of array content', async () => {
     const parts = { messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe' }, { type: 'text', text: ' this picture' }] }] };
-    assert.equal(countChatInput(parts), PRIMING + PER_MESSAGE + countText('user') + countText('Describe') + countText(' this picture'));
+    assert.equal(await countChatInput(parts), PRIMING + PER_MESSAGE + countText('user') + countText('Describe') + countText(' this picture'));
   });
 
-  test('counts an image part as IMAGE_PART_TOKENS without decoding it', () => {
+  test('counts an image part as IMAGE_PART_TOKENS without decoding it', async () => {
     assert.equal(IMAGE_PART_TOKENS, 765);
     const body = {
       messages: [
@@ -79,10 +79,10 @@ describe('countChatInput', () => {
         },
       ],
     };
-    assert.equal(countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('What is this?') + IMAGE_PART_TOKENS);
+    assert.equal(await countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('What is this?') + IMAGE_PART_TOKENS);
   });
 
-  test('counts tool_calls on assistant messages and the tool_call_id of tool results', () => {
+  test('counts tool_calls on assistant messages and the tool_call_id of tool results', async () => {
     const toolCalls = [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }];
     const body = {
       messages: [
@@ -98,57 +98,57 @@ describe('countChatInput', () => {
       countText('tool') +
       countText('18C and sunny') +
       countText('call_1');
-    assert.equal(countChatInput(body), expected);
+    assert.equal(await countChatInput(body), expected);
   });
 
-  test('counts a message name plus one token', () => {
+  test('counts a message name plus one token', async () => {
     const body = { messages: [{ role: 'user', name: 'alice', content: 'hi' }] };
-    assert.equal(countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('hi') + countText('alice') + 1);
+    assert.equal(await countChatInput(body), PRIMING + PER_MESSAGE + countText('user') + countText('hi') + countText('alice') + 1);
   });
 
-  test('counts a json_schema response_format, and nothing for json_object', () => {
+  test('counts a json_schema response_format, and nothing for json_object', async () => {
     const messages = [{ role: 'user', content: 'Give me a city.' }];
     const jsonSchema = {
       name: 'city',
       strict: true,
       schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false },
     };
-    const base = countChatInput({ messages });
+    const base = await countChatInput({ messages });
     assert.equal(
-      countChatInput({ messages, response_format: { type: 'json_schema', json_schema: jsonSchema } }) - base,
+      await countChatInput({ messages, response_format: { type: 'json_schema', json_schema: jsonSchema } }) - base,
       countText(JSON.stringify(jsonSchema)),
     );
-    assert.equal(countChatInput({ messages, response_format: { type: 'json_object' } }), base);
+    assert.equal(await countChatInput({ messages, response_format: { type: 'json_object' } }), base);
   });
 
-  test('estimates a huge tool definition at 4 characters per token', () => {
+  test('estimates a huge tool definition at 4 characters per token', async () => {
     const messages = [{ role: 'user', content: 'x' }];
     const tools = [{ type: 'function', function: { name: 'big', description: 'z'.repeat(20_000) } }];
     const length = JSON.stringify(tools).length;
-    assert.equal(countChatInput({ messages, tools }) - countChatInput({ messages }), Math.ceil(length / 4));
+    assert.equal(await countChatInput({ messages, tools }) - await countChatInput({ messages }), Math.ceil(length / 4));
   });
 });
 
 describe('countEmbeddingInput', () => {
-  test('counts a string', () => {
-    assert.equal(countEmbeddingInput('The food was delicious'), countText('The food was delicious'));
+  test('counts a string', async () => {
+    assert.equal(await countEmbeddingInput('The food was delicious'), countText('The food was delicious'));
     assert.ok(countText('The food was delicious') > 1);
   });
 
-  test('sums an array of strings', () => {
-    assert.equal(countEmbeddingInput(['hello world', 'good night']), countText('hello world') + countText('good night'));
+  test('sums an array of strings', async () => {
+    assert.equal(await countEmbeddingInput(['hello world', 'good night']), countText('hello world') + countText('good night'));
   });
 
-  test('counts a token array by its length', () => {
-    assert.equal(countEmbeddingInput([1212, 318, 257, 1332]), 4);
+  test('counts a token array by its length', async () => {
+    assert.equal(await countEmbeddingInput([1212, 318, 257, 1332]), 4);
   });
 
-  test('sums the lengths of an array of token arrays', () => {
-    assert.equal(countEmbeddingInput([[1, 2, 3], [4], [5, 6]]), 6);
+  test('sums the lengths of an array of token arrays', async () => {
+    assert.equal(await countEmbeddingInput([[1, 2, 3], [4], [5, 6]]), 6);
   });
 
-  test('counts nothing for an input it cannot read', () => {
-    assert.equal(countEmbeddingInput(undefined), 0);
-    assert.equal(countEmbeddingInput({ text: 'x' }), 0);
+  test('counts nothing for an input it cannot read', async () => {
+    assert.equal(await countEmbeddingInput(undefined), 0);
+    assert.equal(await countEmbeddingInput({ text: 'x' }), 0);
   });
 });

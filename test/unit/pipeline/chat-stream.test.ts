@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { Ledger } from '../../../src/billing/ledger.js';
-import { priceUsage } from '../../../src/billing/pricing.js';
+import { priceUsage, sizeChatHold } from '../../../src/billing/pricing.js';
+import { countChatInput } from '../../../src/billing/token-count.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { runChat } from '../../../src/pipeline/chat.js';
+import { runChat, type ChatOutcome } from '../../../src/pipeline/chat.js';
+import { OutputMeter } from '../../../src/pipeline/output-meter.js';
 import type { ClientRequest, PipelineDeps, SseSink } from '../../../src/pipeline/deps.js';
 import type { ChatRequestBody, UpstreamRequest } from '../../../src/providers/types.js';
 import { SseDecoder } from '../../../src/streaming/sse-decoder.js';
@@ -34,6 +36,7 @@ models:
 );
 const RATES = CONFIG.models.get('llama')!.rates;
 const BALANCE = 1_000_000_000;
+const MAX_TOKENS = 100;
 
 /** A sink that records what the client would receive. */
 class RecordingSink implements SseSink {
@@ -86,6 +89,14 @@ afterEach(async () => {
 
 /** Runs one streamed chat request against an upstream that answers 200 with `body`. */
 async function streamOnce(body: string): Promise<{ sink: RecordingSink; events: string[] }> {
+  const sink = new RecordingSink();
+  const outcome = await runStream(body, sink);
+  assert.deepEqual(outcome, { kind: 'streamed' });
+  return { sink, events: sink.events() };
+}
+
+/** Runs one streamed chat request (max_tokens MAX_TOKENS) against an upstream that answers 200 with `body`. */
+async function runStream(body: string, sink: RecordingSink): Promise<ChatOutcome> {
   const log = pino({ level: 'silent' });
   const transport = {
     async send(_provider: unknown, request: UpstreamRequest) {
@@ -102,11 +113,8 @@ async function streamOnce(body: string): Promise<{ sink: RecordingSink; events: 
     drains: new DrainSlots(),
   };
   const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal };
-  const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: 100 } as ChatRequestBody;
-  const sink = new RecordingSink();
-  const outcome = await runChat(deps, client, request, () => sink);
-  assert.deepEqual(outcome, { kind: 'streamed' });
-  return { sink, events: sink.events() };
+  const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: MAX_TOKENS } as ChatRequestBody;
+  return runChat(deps, client, request, () => sink);
 }
 
 async function settled() {
@@ -198,4 +206,20 @@ describe('streamChat', () => {
     assert.equal(row.usageSource, 'upstream');
     assert.equal(row.status, 200);
   });
+
+  test('a settlement that throws after output went out (the meter failing, as a 1.4 GB join did) charges the hold, never $0', async (t) => {
+    t.mock.method(OutputMeter.prototype, 'tokens', () => {
+      throw new RangeError('Invalid string length');
+    });
+    const sink = new RecordingSink();
+    const body = sse(chunk({ content: 'Hello' }), { ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }, '[DONE]');
+    await assert.rejects(runStream(body, sink), RangeError);
+    const { row, audit } = await settled();
+    const hold = sizeChatHold(RATES, await countChatInput({ messages: [{ role: 'user', content: 'Hi' }] }), MAX_TOKENS, 1);
+    assert.equal(row.cost, hold, 'the whole hold is captured');
+    assert.equal(row.usageSource, 'estimated');
+    assert.equal(row.status, 500);
+    assert.equal(audit.cached.balance, BALANCE - hold);
+  });
 });
+

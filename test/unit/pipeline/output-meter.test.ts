@@ -35,4 +35,17 @@ describe('OutputMeter', () => {
     meter.observeCompletion({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there', refusal: null } }] });
     assert.equal(meter.tokens(), countText('Hello there'));
   });
+
+  test('counts a long stream, as it arrives, exactly as the tokenizer counts its joined text', () => {
+    const words = 'The meter counts what the client received, ' + 'with reasoning, code `x = f(y)` and 数字 123. ';
+    const meter = new OutputMeter();
+    const deltas: string[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      const delta = `${words.slice(0, 5 + (i % 40))}${i} `;
+      deltas.push(delta);
+      meter.observeChunk(chunk(i % 3 === 0 ? { reasoning_content: delta } : { content: delta }));
+    }
+    assert.equal(meter.tokens(), countText(deltas.join('')));
+  });
 });
+
