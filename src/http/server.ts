@@ -6,6 +6,7 @@ import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
+import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { sendError, toResponseError } from './render-error.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
@@ -38,7 +39,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     forceCloseConnections: 'idle',
   });
   // JSON only: any other body type is a 415 from the parser.
-  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  // Fastify's own parser (poisoned __proto__/constructor keys are errors, its default), depth-limited.
+  const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {
