@@ -29,10 +29,24 @@ export interface ServerDeps extends PipelineDeps {
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/**
+ * How often Node checks the headers and request deadlines (its default, 30 s, let a slow-header client
+ * hold a socket for the timeout plus up to 30 s). One walk of the connection list per second is cheap.
+ */
+const DEADLINE_CHECK_MS = 1_000;
+
 export function buildServer(deps: ServerDeps): FastifyInstance {
+  const { server } = deps.config;
   const app = Fastify({
     logger: false,
-    bodyLimit: deps.config.server.maxBodyBytes,
+    bodyLimit: server.maxBodyBytes,
+    http: {
+      headersTimeout: server.headersTimeoutMs,
+      requestTimeout: server.requestTimeoutMs,
+      connectionsCheckingInterval: DEADLINE_CHECK_MS,
+    },
+    requestTimeout: server.requestTimeoutMs,
+    keepAliveTimeout: server.keepAliveTimeoutMs,
     genReqId: newRequestId,
     requestIdHeader: false,
     return503OnClosing: false,
