@@ -6,6 +6,7 @@ import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
+import { clientErrorHandler } from './client-error.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { sendError, toResponseError } from './render-error.js';
 import { registerChatRoute } from './routes/chat.js';
@@ -51,6 +52,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    clientErrorHandler: clientErrorHandler(deps.log),
   });
   // JSON only: any other body type is a 415 from the parser.
   app.removeContentTypeParser(['text/plain', 'application/json']);
