@@ -210,6 +210,7 @@ function normalise(raw: RawConfig, path: string): Config {
       headersTimeoutMs: raw.server.headers_timeout_ms,
       requestTimeoutMs: raw.server.request_timeout_ms,
       keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
+      writeStallMs: raw.server.write_stall_ms,
     },
     database,
     providers,

@@ -22,6 +22,7 @@ const serverSchema = z
     headers_timeout_ms: positiveInt.default(10_000),
     request_timeout_ms: positiveInt.default(300_000),
     keep_alive_timeout_ms: positiveInt.default(72_000),
+    write_stall_ms: positiveInt.default(30_000),
   })
   .prefault({});
 

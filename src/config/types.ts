@@ -13,6 +13,8 @@ export interface ServerConfig {
   readonly requestTimeoutMs: number;
   /** How long an idle keep-alive connection is kept between requests. */
   readonly keepAliveTimeoutMs: number;
+  /** How long a stream write may wait for a client that does not read before the stream is ended. */
+  readonly writeStallMs: number;
 }
 
 export interface TimeoutsConfig {

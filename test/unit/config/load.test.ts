@@ -89,6 +89,7 @@ describe('parseConfig: a valid file', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 300_000,
       keepAliveTimeoutMs: 72_000,
+      writeStallMs: 30_000,
     });
     assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30 });
     assert.equal(config.database, `sqlite:${resolve('/etc/tollgate', 'data/tollgate.db')}`);
@@ -116,6 +117,7 @@ server:
   headers_timeout_ms: 2000
   request_timeout_ms: 60000
   keep_alive_timeout_ms: 5000
+  write_stall_ms: 1500
 billing:
   hold_ttl_seconds: 120
   sweep_interval_seconds: 7
@@ -136,6 +138,7 @@ billing:
     assert.equal(config.server.headersTimeoutMs, 2000);
     assert.equal(config.server.requestTimeoutMs, 60_000);
     assert.equal(config.server.keepAliveTimeoutMs, 5000);
+    assert.equal(config.server.writeStallMs, 1500);
     assert.deepEqual(config.billing, { holdTtlSeconds: 120, sweepIntervalSeconds: 7 });
   });
 
@@ -329,7 +332,7 @@ describe('parseConfig: invalid values', () => {
   });
 
   test('rejects server timeouts that are zero, negative or fractional', () => {
-    for (const key of ['headers_timeout_ms', 'request_timeout_ms', 'keep_alive_timeout_ms']) {
+    for (const key of ['headers_timeout_ms', 'request_timeout_ms', 'keep_alive_timeout_ms', 'write_stall_ms']) {
       for (const value of ['0', '-1', '1.5']) {
         const problems = problemsOf(`${MINIMAL}server:\n  ${key}: ${value}\n`);
         assert.equal(problems.length, 1, `${key}: ${value}`);
