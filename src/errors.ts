@@ -26,12 +26,15 @@ export const ERROR_REGISTRY = {
   },
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
+  // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
+  request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time.' },
   request_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
     type: 'invalid_request_error',
     message: 'POST bodies must be sent with Content-Type: application/json.',
   },
+  headers_too_large: { status: 431, type: 'invalid_request_error', message: 'The request headers are too large.' },
   rate_limited: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached for this key.' },
   upstream_rate_limited: { status: 429, type: 'rate_limit_error', message: 'The upstream provider is rate limiting.' },
   // Upstream 400/404/413/422 keep their status (set per error); the message is the upstream's.

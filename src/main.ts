@@ -5,7 +5,8 @@ import { Ledger } from './billing/ledger.js';
 import type { Config } from './config/types.js';
 import { buildServer } from './http/server.js';
 import type { Logger } from './log.js';
-import { openStore } from './storage/open-store.js';
+import { openDatabase } from './open-database.js';
+import { listenError } from './startup-error.js';
 import type { Store } from './storage/types.js';
 import { UpstreamTransport } from './upstream/transport.js';
 import { DrainSlots } from './pipeline/drain-slots.js';
@@ -30,7 +31,7 @@ export interface StartOptions {
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
   const { log } = options;
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
-  const store = await openStore(config.database, { busyTimeoutMs: 1_000 });
+  const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
   const ledger = new Ledger(store.ledger, config.billing, log);
   const sweeper = new HoldSweeper(store.ledger, config.billing.sweepIntervalSeconds, log);
@@ -49,7 +50,13 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     isClosing: () => closing,
   });
   const host = options.host ?? config.server.host;
-  await server.listen({ host, port: options.port ?? config.server.port });
+  try {
+    await server.listen({ host, port: options.port ?? config.server.port });
+  } catch (error) {
+    await transport.close();
+    await store.close();
+    throw listenError(host, options.port ?? config.server.port, error);
+  }
   sweeper.start();
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;

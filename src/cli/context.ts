@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
-import { openStore } from '../storage/open-store.js';
+import { openDatabase } from '../open-database.js';
 import type { Store } from '../storage/types.js';
 
 const DEFAULT_CONFIG = 'tollgate.yaml';
@@ -32,7 +32,7 @@ export function loadCommandConfig(command: Command): Config {
 /** Runs `fn` with the config and an open store, closing the store afterwards. */
 export async function withStore<T>(command: Command, fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadCommandConfig(command);
-  const store = await openStore(config.database);
+  const store = await openDatabase(config.database);
   try {
     return await fn(store, config);
   } finally {

@@ -195,6 +195,10 @@ function normalise(raw: RawConfig, path: string): Config {
     if (model) models.set(id, model);
   }
   const database = normaliseDatabase(raw.database, dirname(path), problems);
+  // Node refuses a headers timeout longer than the request timeout (the headers are part of the request).
+  if (raw.server.headers_timeout_ms > raw.server.request_timeout_ms) {
+    problems.push(`server.headers_timeout_ms: must not exceed server.request_timeout_ms (${raw.server.request_timeout_ms})`);
+  }
   if (problems.length > 0) throw new ConfigError(path, problems);
   return Object.freeze({
     path,
@@ -204,6 +208,10 @@ function normalise(raw: RawConfig, path: string): Config {
       shutdownGraceSeconds: raw.server.shutdown_grace_seconds,
       maxBodyBytes: raw.server.max_body_bytes,
       maxUpstreamBodyBytes: raw.server.max_upstream_body_bytes,
+      headersTimeoutMs: raw.server.headers_timeout_ms,
+      requestTimeoutMs: raw.server.request_timeout_ms,
+      keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
+      writeStallMs: raw.server.write_stall_ms,
     },
     database,
     providers,

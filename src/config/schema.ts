@@ -19,6 +19,10 @@ const serverSchema = z
     shutdown_grace_seconds: nonNegativeNumber.default(30),
     max_body_bytes: positiveInt.default(33_554_432),
     max_upstream_body_bytes: positiveInt.default(33_554_432),
+    headers_timeout_ms: positiveInt.default(10_000),
+    request_timeout_ms: positiveInt.default(300_000),
+    keep_alive_timeout_ms: positiveInt.default(72_000),
+    write_stall_ms: positiveInt.default(30_000),
   })
   .prefault({});
 

@@ -7,6 +7,14 @@ export interface ServerConfig {
   readonly shutdownGraceSeconds: number;
   readonly maxBodyBytes: number;
   readonly maxUpstreamBodyBytes: number;
+  /** Until a request's headers must have arrived. */
+  readonly headersTimeoutMs: number;
+  /** Until a whole request (headers and body) must have arrived; never limits the response. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept between requests. */
+  readonly keepAliveTimeoutMs: number;
+  /** How long a stream write may wait for a client that does not read before the stream is ended. */
+  readonly writeStallMs: number;
 }
 
 export interface TimeoutsConfig {

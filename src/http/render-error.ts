@@ -1,4 +1,5 @@
 // The one place errors become HTTP responses: the convention's envelope, never a stack trace.
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -39,4 +40,21 @@ export function toResponseError(error: unknown, log: Logger, requestId: string):
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.status).type('application/json').send(JSON.stringify(error.toBody()));
+}
+
+/**
+ * The same envelope as a complete HTTP/1.1 response in bytes, for errors found before any request
+ * exists (malformed or oversized headers, timeouts): only the socket is there to write to, and the
+ * connection cannot be trusted to carry another request, so the response closes it.
+ */
+export function rawErrorResponse(error: GatewayError, requestId: string): string {
+  const body = JSON.stringify(error.toBody());
+  return (
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
+    'content-type: application/json; charset=utf-8\r\n' +
+    `content-length: ${Buffer.byteLength(body)}\r\n` +
+    `x-request-id: ${requestId}\r\n` +
+    'connection: close\r\n\r\n' +
+    body
+  );
 }

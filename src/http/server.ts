@@ -6,6 +6,8 @@ import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
+import { clientErrorHandler } from './client-error.js';
+import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { sendError, toResponseError } from './render-error.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
@@ -28,17 +30,35 @@ export interface ServerDeps extends PipelineDeps {
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/**
+ * How often Node checks the headers and request deadlines (its default, 30 s, let a slow-header client
+ * hold a socket for the timeout plus up to 30 s). One walk of the connection list per second is cheap.
+ */
+const DEADLINE_CHECK_MS = 1_000;
+
 export function buildServer(deps: ServerDeps): FastifyInstance {
+  const { server } = deps.config;
   const app = Fastify({
     logger: false,
-    bodyLimit: deps.config.server.maxBodyBytes,
+    bodyLimit: server.maxBodyBytes,
+    http: {
+      headersTimeout: server.headersTimeoutMs,
+      requestTimeout: server.requestTimeoutMs,
+      connectionsCheckingInterval: DEADLINE_CHECK_MS,
+    },
+    requestTimeout: server.requestTimeoutMs,
+    keepAliveTimeout: server.keepAliveTimeoutMs,
     genReqId: newRequestId,
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    clientErrorHandler: clientErrorHandler(deps.log),
   });
   // JSON only: any other body type is a 415 from the parser.
-  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  // Fastify's own parser (poisoned __proto__/constructor keys are errors, its default), depth-limited.
+  const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {

@@ -1,9 +1,20 @@
 // The client's SSE response on Node's ServerResponse: opened on the first write, with backpressure
-// (a slow client pauses the upstream read instead of growing a buffer).
+// (a slow client pauses the upstream read instead of growing a buffer) and a bound on how long it may
+// pause it (a client that stops reading is cut after server.write_stall_ms).
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import type { Logger } from '../log.js';
 import type { SseSink } from '../pipeline/deps.js';
+
+export interface SseResponseOptions {
+  readonly requestId: string;
+  /** Aborted when the client's connection closes. */
+  readonly clientGone: AbortSignal;
+  /** How long one write may wait for the client to drain its socket before the connection is cut. */
+  readonly writeStallMs: number;
+  readonly log: Logger;
+}
 
 export class SseResponse implements SseSink {
   started = false;
@@ -11,8 +22,7 @@ export class SseResponse implements SseSink {
 
   constructor(
     private readonly reply: FastifyReply,
-    private readonly requestId: string,
-    private readonly clientGone: AbortSignal,
+    private readonly options: SseResponseOptions,
   ) {
     this.raw = reply.raw;
   }
@@ -37,15 +47,28 @@ export class SseResponse implements SseSink {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
-      'x-request-id': this.requestId,
+      'x-request-id': this.options.requestId,
     });
   }
 
+  /**
+   * Waits for the client to read. A client that never does would otherwise hold its stream, the
+   * upstream call and the hold (kept alive meanwhile) forever; after writeStallMs the connection is
+   * cut, which the pipeline sees as a client disconnect (it closes the upstream and settles as such).
+   * The one timer is armed only here, when a write found the socket full: the hot path has none.
+   */
   private async waitForDrain(): Promise<void> {
+    const { clientGone, writeStallMs, requestId, log } = this.options;
+    const stalled = setTimeout(() => {
+      log.info({ requestId, writeStallMs }, 'the client stopped reading; its stream is cut');
+      this.raw.destroy();
+    }, writeStallMs);
     try {
-      await once(this.raw, 'drain', { signal: this.clientGone });
+      await once(this.raw, 'drain', { signal: clientGone });
     } catch {
-      // The client left; the pipeline sees the aborted signal and settles.
+      // The client left (or was cut); the pipeline sees the aborted signal and settles.
+    } finally {
+      clearTimeout(stalled);
     }
   }
 }

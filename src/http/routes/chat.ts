@@ -15,7 +15,9 @@ export function registerChatRoute(app: FastifyInstance, deps: PipelineDeps, inFl
     const client = clientRequestOf(request, reply);
     let sink: SseResponse | undefined;
     try {
-      const outcome = await inFlight.track(runChat(deps, client, body, () => (sink = new SseResponse(reply, request.id, client.signal))));
+      const openSink = () =>
+        (sink = new SseResponse(reply, { requestId: request.id, clientGone: client.signal, writeStallMs: deps.config.server.writeStallMs, log: deps.log }));
+      const outcome = await inFlight.track(runChat(deps, client, body, openSink));
       if (outcome.kind === 'json') return reply.type('application/json').send(JSON.stringify(outcome.body));
       return reply;
     } catch (error) {

@@ -86,6 +86,10 @@ describe('parseConfig: a valid file', () => {
       shutdownGraceSeconds: 30,
       maxBodyBytes: 33_554_432,
       maxUpstreamBodyBytes: 33_554_432,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 300_000,
+      keepAliveTimeoutMs: 72_000,
+      writeStallMs: 30_000,
     });
     assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30 });
     assert.equal(config.database, `sqlite:${resolve('/etc/tollgate', 'data/tollgate.db')}`);
@@ -110,6 +114,10 @@ server:
   host: 0.0.0.0
   port: 9000
   shutdown_grace_seconds: 5
+  headers_timeout_ms: 2000
+  request_timeout_ms: 60000
+  keep_alive_timeout_ms: 5000
+  write_stall_ms: 1500
 billing:
   hold_ttl_seconds: 120
   sweep_interval_seconds: 7
@@ -127,6 +135,10 @@ billing:
     assert.equal(config.server.host, '0.0.0.0');
     assert.equal(config.server.port, 9000);
     assert.equal(config.server.shutdownGraceSeconds, 5);
+    assert.equal(config.server.headersTimeoutMs, 2000);
+    assert.equal(config.server.requestTimeoutMs, 60_000);
+    assert.equal(config.server.keepAliveTimeoutMs, 5000);
+    assert.equal(config.server.writeStallMs, 1500);
     assert.deepEqual(config.billing, { holdTtlSeconds: 120, sweepIntervalSeconds: 7 });
   });
 
@@ -317,6 +329,23 @@ describe('parseConfig: invalid values', () => {
     const problems = problemsOf(MINIMAL.replace('input: 0.15,', 'input: -0.15,'));
     assert.equal(problems.length, 1);
     assert.ok(problems[0]!.startsWith('models.gpt-4o-mini.price.input: '), problems[0]);
+  });
+
+  test('rejects server timeouts that are zero, negative or fractional', () => {
+    for (const key of ['headers_timeout_ms', 'request_timeout_ms', 'keep_alive_timeout_ms', 'write_stall_ms']) {
+      for (const value of ['0', '-1', '1.5']) {
+        const problems = problemsOf(`${MINIMAL}server:\n  ${key}: ${value}\n`);
+        assert.equal(problems.length, 1, `${key}: ${value}`);
+        assert.ok(problems[0]!.startsWith(`server.${key}: `), problems[0]);
+      }
+    }
+  });
+
+  test('rejects a headers timeout longer than the request timeout (the headers are part of the request)', () => {
+    assert.deepEqual(problemsOf(`${MINIMAL}server:\n  headers_timeout_ms: 20000\n  request_timeout_ms: 15000\n`), [
+      'server.headers_timeout_ms: must not exceed server.request_timeout_ms (15000)',
+    ]);
+    assert.equal(parse(`${MINIMAL}server:\n  headers_timeout_ms: 15000\n  request_timeout_ms: 15000\n`).server.headersTimeoutMs, 15_000);
   });
 
   test('rejects a model without upstreams', () => {
