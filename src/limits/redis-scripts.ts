@@ -15,7 +15,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- Removes admissions that have left the window (admitted at or before now - window), in batches small
--- enough for unpack(), and takes their tokens off the sum. Returns the sum of what is left.
+-- enough for unpack(), and takes their tokens off the sum. Returns the count and the sum of what is left.
 local function prune(window)
   local cutoff = now - window
   local removed = 0
@@ -28,12 +28,13 @@ local function prune(window)
     redis.call('ZREM', KEYS[1], unpack(gone))
     if #gone < 200 then break end
   end
-  if redis.call('ZCARD', KEYS[1]) == 0 then
+  local count = redis.call('ZCARD', KEYS[1])
+  if count == 0 then
     redis.call('DEL', KEYS[2], KEYS[3])
-    return 0
+    return 0, 0
   end
-  if removed > 0 then return redis.call('DECRBY', KEYS[3], removed) end
-  return tonumber(redis.call('GET', KEYS[3]) or '0')
+  if removed > 0 then return count, redis.call('DECRBY', KEYS[3], removed) end
+  return count, tonumber(redis.call('GET', KEYS[3]) or '0')
 end
 
 -- Until the newest admission leaves the window (0 when the log is empty).
@@ -56,10 +57,7 @@ local tokens, window, ttl, mc_retry = tonumber(ARGV[5]), tonumber(ARGV[6]), tonu
 local logged = rpm >= 0 or tpm >= 0
 
 local count, sum = 0, 0
-if logged then
-  sum = prune(window)
-  count = redis.call('ZCARD', KEYS[1])
-end
+if logged then count, sum = prune(window) end
 
 -- Every limit is checked before anything is counted; the refusal names the longest wait.
 local refused, wait, never = 0, 0, 0
@@ -127,29 +125,32 @@ return {1, 0, 0, 0, count, sum, logged and window or 0}
 /**
  * ARGV: request id, operation ('finish' | 'cancel' | 'renew'), actual tokens, window ms, slot TTL ms.
  * finish: the admission's tokens become the actual count if it is still in the window; its slot frees.
- * cancel: the admission leaves the log and the sum; its slot frees. renew: a live slot's expiry moves on.
+ * cancel: the admission leaves the log and the sum if it is still in the window; its slot frees.
+ * renew: a live slot's expiry moves on (an expired one stays expired). Nothing is pruned here: an
+ * admission already out of the window is left alone, and the next admission's prune takes it away.
  */
 export const END_SCRIPT = `${PRELUDE}
 local id, op = ARGV[1], ARGV[2]
 local actual, window, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if op == 'renew' then
-  if redis.call('ZADD', KEYS[4], 'XX', 'CH', now + ttl, id) == 1 then redis.call('PEXPIRE', KEYS[4], ttl) end
+  local expiry = redis.call('ZSCORE', KEYS[4], id)
+  if expiry and tonumber(expiry) > now then
+    redis.call('ZADD', KEYS[4], now + ttl, id)
+    redis.call('PEXPIRE', KEYS[4], ttl)
+  end
   return 0
 end
 redis.call('ZREM', KEYS[4], id)
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-prune(window)
-local counted = redis.call('HGET', KEYS[2], id)
-if not counted then return 0 end
+local at = redis.call('ZSCORE', KEYS[1], id)
+if not at or tonumber(at) <= now - window then return 0 end
+local counted = tonumber(redis.call('HGET', KEYS[2], id) or '0')
 if op == 'finish' then
   redis.call('HSET', KEYS[2], id, actual)
-  redis.call('INCRBY', KEYS[3], actual - tonumber(counted))
+  redis.call('INCRBY', KEYS[3], actual - counted)
 else
-  redis.call('HDEL', KEYS[2], id)
   redis.call('ZREM', KEYS[1], id)
-  if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('DEL', KEYS[2], KEYS[3])
-  else redis.call('DECRBY', KEYS[3], tonumber(counted)) end
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('DECRBY', KEYS[3], counted)
 end
 return 1
 `;
@@ -158,6 +159,6 @@ return 1
 export const PEEK_SCRIPT = `${PRELUDE}
 local window = tonumber(ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0, 0} end
-local sum = prune(window)
-return {redis.call('ZCARD', KEYS[1]), sum, reset_ms(window)}
+local count, sum = prune(window)
+return {count, sum, reset_ms(window)}
 `;

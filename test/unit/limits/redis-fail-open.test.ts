@@ -24,7 +24,8 @@ interface LogLine {
 function limiterAt(url: string, options: Partial<RedisRateLimiterOptions> = {}): { limiter: RedisRateLimiter; lines: LogLine[]; warnings: () => LogLine[] } {
   const lines: LogLine[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
-  const limiter = new RedisRateLimiter({ url, logger, ...options });
+  // A generous timeout unless a test is about it: a loaded machine's stalled event loop must not fail open.
+  const limiter = new RedisRateLimiter({ url, logger, commandTimeoutMs: 5_000, ...options });
   opened.push(limiter);
   return { limiter, lines, warnings: () => lines.filter((l) => l.level === 40) };
 }

@@ -22,7 +22,9 @@ afterEach(async () => {
 });
 
 async function openLimiter(prefix: string, options: Partial<RedisRateLimiterOptions> = {}): Promise<RedisRateLimiter> {
-  const limiter = new RedisRateLimiter({ url: TEST_REDIS_URL, logger: silent, prefix, ...options });
+  // A generous command timeout: on a loaded machine an event loop stalled past the default 200 ms fails
+  // commands open (as it should in production); these tests are about the counting, not the timeout.
+  const limiter = new RedisRateLimiter({ url: TEST_REDIS_URL, logger: silent, prefix, commandTimeoutMs: 5_000, ...options });
   opened.push(limiter);
   assert.equal(await limiter.ready(5_000), true, 'connected to Redis');
   return limiter;
