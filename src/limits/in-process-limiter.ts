@@ -42,6 +42,8 @@ class InProcessTicket implements RateTicket {
   /** Admitted at (the limiter's clock); meaningful while inLog. */
   at = 0;
   tokens = 0;
+  /** Admitted under tpm: its tokens count, and finish corrects them. */
+  countsTokens = false;
   /** Still in the key's log (not yet aged out of the window). */
   inLog = false;
   /** Counted by rpm (false once cancelled). */
@@ -162,12 +164,13 @@ export class InProcessRateLimiter implements RateLimiter {
     const ticket = new InProcessTicket(this, state);
     if (logged) {
       ticket.at = now;
-      ticket.tokens = tokens;
+      ticket.countsTokens = tpm !== null;
+      ticket.tokens = ticket.countsTokens ? tokens : 0;
       ticket.inLog = true;
       ticket.live = true;
       state.log.push(ticket);
       state.live += 1;
-      state.tokens += tokens;
+      state.tokens += ticket.tokens;
     }
     if (maxConcurrent !== null) {
       ticket.slotUntil = now + this.slotTtlMs;
@@ -190,7 +193,7 @@ export class InProcessRateLimiter implements RateLimiter {
           ticket.tokens = 0;
           ticket.live = false;
           this.prune(state, now);
-        } else {
+        } else if (ticket.countsTokens) {
           state.tokens += actualTokens - ticket.tokens;
           ticket.tokens = actualTokens;
         }

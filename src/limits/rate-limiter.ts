@@ -54,8 +54,10 @@ export type RateAdmission =
 
 export interface RateLimiter {
   /**
-   * Admits `requestId` for `keyId` under `limits`, counting `tokens` (the hold's estimate: input + max
-   * output) towards tpm — atomically: all three limits pass, or nothing is counted. Never throws: a
+   * Admits `requestId` (unique per admission) for `keyId` under `limits`, counting `tokens` (the hold's
+   * estimate: input + max output) towards tpm — atomically: all three limits pass, or nothing is counted.
+   * An admission counts in the limits in force when it was admitted: its tokens only when tpm was set, its
+   * slot only when max_concurrent was. A limit of 0 refuses everything (`neverFits`). Never throws: a
    * limiter that cannot decide (Redis unreachable) admits (fail open).
    */
   admit(keyId: string, requestId: string, limits: RateLimits, tokens: number): Promise<RateAdmission>;

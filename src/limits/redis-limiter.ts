@@ -61,12 +61,17 @@ class RedisTicket implements RateTicket {
     private readonly limiter: RedisRateLimiter,
     private readonly keys: readonly string[],
     private readonly requestId: string,
+    /** Admitted under tpm: finish corrects its tokens. */
+    private readonly countsTokens: boolean,
+    /** Admitted under max_concurrent: it holds a slot to free and renew. */
+    private readonly holdsSlot: boolean,
   ) {}
 
   finish(actualTokens: number): void {
     if (this.done) return;
     this.done = true;
-    this.limiter.end(this.keys, this.requestId, 'finish', tokenCount(actualTokens));
+    // An rpm-only admission has nothing to correct or free: no round trip.
+    if (this.countsTokens || this.holdsSlot) this.limiter.end(this.keys, this.requestId, 'finish', this.countsTokens ? tokenCount(actualTokens) : -1);
   }
 
   cancel(): void {
@@ -76,7 +81,7 @@ class RedisTicket implements RateTicket {
   }
 
   renew(): void {
-    if (!this.done) this.limiter.end(this.keys, this.requestId, 'renew', 0);
+    if (!this.done && this.holdsSlot) this.limiter.end(this.keys, this.requestId, 'renew', 0);
   }
 }
 
@@ -202,7 +207,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
     const [admitted, refusedBy, waitMs, neverFits, count, sum, resetMs] = reply;
     const state = stateOf(limits, count!, sum!, resetMs!);
-    if (admitted === 1) return { admitted: true, ticket: new RedisTicket(this, keys, requestId), state };
+    if (admitted === 1) return { admitted: true, ticket: new RedisTicket(this, keys, requestId, limits.tpm !== null, limits.maxConcurrent !== null), state };
     return { admitted: false, limit: REFUSED_BY[refusedBy!]!, retryAfterMs: retryMs(waitMs!), neverFits: neverFits === 1, state };
   }
 

@@ -107,9 +107,11 @@ if refused ~= 0 then
 end
 
 if logged then
+  -- Tokens count only under tpm (an admission counts in the limits in force when it was admitted).
+  local counted = tpm >= 0 and tokens or 0
   redis.call('ZADD', KEYS[1], now, id)
-  redis.call('HSET', KEYS[2], id, tokens)
-  sum = redis.call('INCRBY', KEYS[3], tokens)
+  redis.call('HSET', KEYS[2], id, counted)
+  sum = redis.call('INCRBY', KEYS[3], counted)
   count = count + 1
   redis.call('PEXPIRE', KEYS[1], window)
   redis.call('PEXPIRE', KEYS[2], window)
@@ -123,8 +125,9 @@ return {1, 0, 0, 0, count, sum, logged and window or 0}
 `;
 
 /**
- * ARGV: request id, operation ('finish' | 'cancel' | 'renew'), actual tokens, window ms, slot TTL ms.
- * finish: the admission's tokens become the actual count if it is still in the window; its slot frees.
+ * ARGV: request id, operation ('finish' | 'cancel' | 'renew'), actual tokens (-1: not counted), window
+ * ms, slot TTL ms. finish: the admission's tokens become the actual count if it is still in the window
+ * and was admitted under tpm; its slot frees.
  * cancel: the admission leaves the log and the sum if it is still in the window; its slot frees.
  * renew: a live slot's expiry moves on (an expired one stays expired). Nothing is pruned here: an
  * admission already out of the window is left alone, and the next admission's prune takes it away.
@@ -145,6 +148,7 @@ local at = redis.call('ZSCORE', KEYS[1], id)
 if not at or tonumber(at) <= now - window then return 0 end
 local counted = tonumber(redis.call('HGET', KEYS[2], id) or '0')
 if op == 'finish' then
+  if actual < 0 then return 0 end
   redis.call('HSET', KEYS[2], id, actual)
   redis.call('INCRBY', KEYS[3], actual - counted)
 else

@@ -18,6 +18,8 @@ interface Admission {
   slot: boolean;
   slotUntil: number;
   logged: boolean;
+  /** Admitted under tpm: its tokens count and are corrected. */
+  tpm: boolean;
 }
 
 /** The semantics of product.md §8 and rate-limiter.ts, by brute force. */
@@ -77,7 +79,7 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
         assert.deepEqual(observed(got), expected, `step ${step} at ${now} ms`);
         if (got.admitted) {
           admitted += 1;
-          const ref: Admission = { at: now, tokens, cancelled: false, ended: false, slot: l.maxConcurrent !== null, slotUntil: now + TTL, logged: l.rpm !== null || l.tpm !== null };
+          const ref: Admission = { at: now, tokens: l.tpm !== null ? tokens : 0, tpm: l.tpm !== null, cancelled: false, ended: false, slot: l.maxConcurrent !== null, slotUntil: now + TTL, logged: l.rpm !== null || l.tpm !== null };
           reference.all.push(ref);
           open.push({ ticket: got.ticket, ref });
         } else refused += 1;
@@ -92,7 +94,9 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
         if (op === 'finish') ticket.finish(actual);
         else ticket.cancel();
         if (!ref.ended && ref.at > now - WINDOW) {
-          if (op === 'finish') ref.tokens = actual;
+          if (op === 'finish') {
+            if (ref.tpm) ref.tokens = actual;
+          }
           else ref.cancelled = true;
         }
         ref.ended = true;

@@ -266,6 +266,15 @@ export function rateLimiterSuite(harness: () => LimiterHarness): void {
     assert.equal(r.state.requests?.remaining, 0);
   });
 
+  test('an admission counts in the limits in force when it was admitted: without tpm, its tokens never count', async () => {
+    const limiter = await harness().limiter();
+    const before = ticketOf(await limiter.admit('key_a', 'r1', limits({ rpm: 5 }), 800));
+    before.finish(900);
+    const after = await limiter.admit('key_a', 'r2', limits({ rpm: 5, tpm: 1000 }), 1000);
+    ticketOf(after);
+    assert.deepEqual([after.state.requests?.remaining, after.state.tokens?.remaining], [3, 0]);
+  });
+
   test('a limit of 0 refuses everything, as never fitting', async () => {
     const limiter = await harness().limiter();
     const rpm = refusal(await limiter.admit('key_a', 'r1', limits({ rpm: 0 }), 1));
