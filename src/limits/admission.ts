@@ -26,9 +26,9 @@ export const ADMITTED_UNCOUNTED: RateAdmission = Object.freeze({ admitted: true,
 export const ADMITTED_UNCOUNTED_PROMISE: Promise<RateAdmission> = Promise.resolve(ADMITTED_UNCOUNTED);
 export const EMPTY_STATE_PROMISE: Promise<RateLimitState> = Promise.resolve(EMPTY_STATE);
 
-/** A token count as the limiter counts it: a whole, non-negative number (NaN counts as 0). */
+/** A token count as the limiter counts it: a whole, non-negative, safe integer (NaN counts as 0). */
 export function tokenCount(tokens: number): number {
-  return tokens > 0 ? Math.ceil(tokens) : 0;
+  return tokens > 0 ? Math.min(Math.ceil(tokens), Number.MAX_SAFE_INTEGER) : 0;
 }
 
 /** Retry-After in whole milliseconds, at least 1 (the interface promises ≥ 1). */

@@ -31,7 +31,8 @@ export interface RateLimitState {
 export interface RateTicket {
   /**
    * The request ended: its token count becomes `actualTokens` (what it really used; the admission counted
-   * the estimate) and its concurrency slot is freed. Idempotent; never throws, never waits for the caller.
+   * the estimate) while it is still in the window, and its concurrency slot is freed. Idempotent; never
+   * throws, never makes the caller wait (the Redis limiter sends it without awaiting the reply).
    */
   finish(actualTokens: number): void;
   /** The request was refused after all (e.g. 402 by the ledger): it counts for nothing. Idempotent. */

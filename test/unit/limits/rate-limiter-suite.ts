@@ -275,6 +275,16 @@ export function rateLimiterSuite(harness: () => LimiterHarness): void {
     assert.deepEqual([after.state.requests?.remaining, after.state.tokens?.remaining], [3, 0]);
   });
 
+  test('a token count that is not a whole number is counted as one: fractions up, NaN and negatives as 0, Infinity never fits', async () => {
+    const limiter = await harness().limiter();
+    const l = limits({ tpm: 100 });
+    assert.equal((await limiter.admit('key_a', 'r1', l, 10.2)).state.tokens?.remaining, 89);
+    assert.equal((await limiter.admit('key_a', 'r2', l, Number.NaN)).state.tokens?.remaining, 89);
+    assert.equal((await limiter.admit('key_a', 'r3', l, -5)).state.tokens?.remaining, 89);
+    const r = refusal(await limiter.admit('key_a', 'r4', l, Number.POSITIVE_INFINITY));
+    assert.deepEqual([r.limit, r.neverFits], ['tpm', true]);
+  });
+
   test('a limit of 0 refuses everything, as never fitting', async () => {
     const limiter = await harness().limiter();
     const rpm = refusal(await limiter.admit('key_a', 'r1', limits({ rpm: 0 }), 1));
