@@ -55,7 +55,7 @@ export type RateAdmission =
 
 export interface RateLimiter {
   /**
-   * Admits `requestId` (unique per admission) for `keyId` under `limits`, counting `tokens` (the hold's
+   * Admits `requestId` (it names the admission in Redis; the same id twice is two admissions) for `keyId` under `limits`, counting `tokens` (the hold's
    * estimate: input + max output) towards tpm — atomically: all three limits pass, or nothing is counted.
    * An admission counts in the limits in force when it was admitted: its tokens only when tpm was set, its
    * slot only when max_concurrent was. A limit of 0 refuses everything (`neverFits`). Never throws: a

@@ -60,7 +60,8 @@ class RedisTicket implements RateTicket {
   constructor(
     private readonly limiter: RedisRateLimiter,
     private readonly keys: readonly string[],
-    private readonly requestId: string,
+    /** The admission's member in the log and slot sets: its request id and a sequence number. */
+    private readonly member: string,
     /** Admitted under tpm: finish corrects its tokens. */
     private readonly countsTokens: boolean,
     /** Admitted under max_concurrent: it holds a slot to free and renew. */
@@ -71,17 +72,17 @@ class RedisTicket implements RateTicket {
     if (this.done) return;
     this.done = true;
     // An rpm-only admission has nothing to correct or free: no round trip.
-    if (this.countsTokens || this.holdsSlot) this.limiter.end(this.keys, this.requestId, 'finish', this.countsTokens ? tokenCount(actualTokens) : -1);
+    if (this.countsTokens || this.holdsSlot) this.limiter.end(this.keys, this.member, 'finish', this.countsTokens ? tokenCount(actualTokens) : -1);
   }
 
   cancel(): void {
     if (this.done) return;
     this.done = true;
-    this.limiter.end(this.keys, this.requestId, 'cancel', 0);
+    this.limiter.end(this.keys, this.member, 'cancel', 0);
   }
 
   renew(): void {
-    if (!this.done && this.holdsSlot) this.limiter.end(this.keys, this.requestId, 'renew', 0);
+    if (!this.done && this.holdsSlot) this.limiter.end(this.keys, this.member, 'renew', 0);
   }
 }
 
@@ -99,6 +100,8 @@ export class RedisRateLimiter implements RateLimiter {
   /** A warning was logged since Redis last answered: its return is worth a line too. */
   private degraded = false;
   private closed = false;
+  /** Makes each admission's member unique, even if a request id were admitted twice (the sum must not drift). */
+  private sequence = 0;
 
   constructor(options: RedisRateLimiterOptions) {
     this.logger = options.logger;
@@ -181,17 +184,19 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /** Sends a ticket's ending without waiting for it; a failure leaves the slot to its TTL. */
-  end(keys: readonly string[], requestId: string, op: Op, actualTokens: number): void {
-    this.client.tollgateRateEnd(...keys, requestId, op, actualTokens, this.windowMs, this.slotTtlMs).catch((error: unknown) => this.warn(error));
+  end(keys: readonly string[], member: string, op: Op, actualTokens: number): void {
+    this.client.tollgateRateEnd(...keys, member, op, actualTokens, this.windowMs, this.slotTtlMs).catch((error: unknown) => this.warn(error));
   }
 
   private async admitCounted(keyId: string, requestId: string, limits: RateLimits, tokens: number): Promise<RateAdmission> {
     const keys = this.keysOf(keyId);
+    this.sequence = (this.sequence + 1) % 1_000_000_000;
+    const member = `${requestId}#${this.sequence.toString(36)}`;
     let reply: Reply;
     try {
       reply = await this.client.tollgateRateAdmit(
         ...keys,
-        requestId,
+        member,
         limits.rpm ?? -1,
         limits.tpm ?? -1,
         limits.maxConcurrent ?? -1,
@@ -202,12 +207,12 @@ export class RedisRateLimiter implements RateLimiter {
       );
     } catch (error) {
       // A timed-out script may still run later: undo it, on the same connection so it runs after.
-      this.client.tollgateRateEnd(...keys, requestId, 'cancel', 0, this.windowMs, this.slotTtlMs).catch(() => {});
+      this.client.tollgateRateEnd(...keys, member, 'cancel', 0, this.windowMs, this.slotTtlMs).catch(() => {});
       return this.failOpen(error);
     }
     const [admitted, refusedBy, waitMs, neverFits, count, sum, resetMs] = reply;
     const state = stateOf(limits, count!, sum!, resetMs!);
-    if (admitted === 1) return { admitted: true, ticket: new RedisTicket(this, keys, requestId, limits.tpm !== null, limits.maxConcurrent !== null), state };
+    if (admitted === 1) return { admitted: true, ticket: new RedisTicket(this, keys, member, limits.tpm !== null, limits.maxConcurrent !== null), state };
     return { admitted: false, limit: REFUSED_BY[refusedBy!]!, retryAfterMs: retryMs(waitMs!), neverFits: neverFits === 1, state };
   }
 

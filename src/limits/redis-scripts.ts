@@ -3,10 +3,11 @@
 // Time is the Redis server's TIME, never a gateway's clock: gateways whose clocks disagree still agree.
 //
 // Per key, four keys sharing one hash tag (one cluster slot), all with PEXPIRE so an idle key vanishes:
-//   KEYS[1] log     sorted set  request id → admitted at (ms)           rpm = its size
-//   KEYS[2] tokens  hash        request id → tokens (estimate, then actual)
-//   KEYS[3] sum     string      the sum of KEYS[2]                      tpm = its value
-//   KEYS[4] flight  sorted set  request id → slot expiry (ms)           max_concurrent = its size
+//   KEYS[1] log     sorted set  member → admitted at (ms)           rpm = its size
+//   KEYS[2] tokens  hash        member → tokens (estimate, then actual)
+//   KEYS[3] sum     string      the sum of KEYS[2]                  tpm = its value
+//   KEYS[4] flight  sorted set  member → slot expiry (ms)           max_concurrent = its size
+// A member is `<request id>#<sequence>`: unique per admission, and still readable as its request.
 // Limits arrive as numbers, -1 for none. Replies are arrays of integers (see the decoders in redis-limiter.ts).
 
 const PRELUDE = `
@@ -46,7 +47,7 @@ end
 `;
 
 /**
- * ARGV: request id, rpm, tpm, max_concurrent, tokens, window ms, slot TTL ms, concurrency retry ms.
+ * ARGV: member, rpm, tpm, max_concurrent, tokens, window ms, slot TTL ms, concurrency retry ms.
  * Reply: {admitted 0|1, refused by (0 none, 1 rpm, 2 tpm, 3 max_concurrent), retry ms, never fits 0|1,
  * requests in the window, tokens in the window, reset ms} — counts after the admission when admitted.
  */
@@ -125,7 +126,7 @@ return {1, 0, 0, 0, count, sum, logged and window or 0}
 `;
 
 /**
- * ARGV: request id, operation ('finish' | 'cancel' | 'renew'), actual tokens (-1: not counted), window
+ * ARGV: member, operation ('finish' | 'cancel' | 'renew'), actual tokens (-1: not counted), window
  * ms, slot TTL ms. finish: the admission's tokens become the actual count if it is still in the window
  * and was admitted under tpm; its slot frees.
  * cancel: the admission leaves the log and the sum if it is still in the window; its slot frees.

@@ -285,6 +285,18 @@ export function rateLimiterSuite(harness: () => LimiterHarness): void {
     assert.deepEqual([r.limit, r.neverFits], ['tpm', true]);
   });
 
+  test('the same request id admitted twice is two admissions, each ending on its own', async () => {
+    const limiter = await harness().limiter();
+    const l = limits({ rpm: 5, tpm: 1000, maxConcurrent: 5 });
+    const first = ticketOf(await limiter.admit('key_a', 'req_same', l, 300));
+    const second = await limiter.admit('key_a', 'req_same', l, 300);
+    ticketOf(second);
+    assert.deepEqual([second.state.requests?.remaining, second.state.tokens?.remaining], [3, 400]);
+    first.cancel();
+    const state = await limiter.peek('key_a', l);
+    assert.deepEqual([state.requests?.remaining, state.tokens?.remaining], [4, 700]);
+  });
+
   test('a limit of 0 refuses everything, as never fitting', async () => {
     const limiter = await harness().limiter();
     const rpm = refusal(await limiter.admit('key_a', 'r1', limits({ rpm: 0 }), 1));
