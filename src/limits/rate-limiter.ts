@@ -31,7 +31,8 @@ export interface RateLimitState {
 export interface RateTicket {
   /**
    * The request ended: its token count becomes `actualTokens` (what it really used; the admission counted
-   * the estimate) and its concurrency slot is freed. Idempotent; never throws, never waits for the caller.
+   * the estimate) while it is still in the window, and its concurrency slot is freed. Idempotent; never
+   * throws, never makes the caller wait (the Redis limiter sends it without awaiting the reply).
    */
   finish(actualTokens: number): void;
   /** The request was refused after all (e.g. 402 by the ledger): it counts for nothing. Idempotent. */
@@ -54,8 +55,10 @@ export type RateAdmission =
 
 export interface RateLimiter {
   /**
-   * Admits `requestId` for `keyId` under `limits`, counting `tokens` (the hold's estimate: input + max
-   * output) towards tpm — atomically: all three limits pass, or nothing is counted. Never throws: a
+   * Admits `requestId` (it names the admission in Redis; the same id twice is two admissions) for `keyId` under `limits`, counting `tokens` (the hold's
+   * estimate: input + max output) towards tpm — atomically: all three limits pass, or nothing is counted.
+   * An admission counts in the limits in force when it was admitted: its tokens only when tpm was set, its
+   * slot only when max_concurrent was. A limit of 0 refuses everything (`neverFits`). Never throws: a
    * limiter that cannot decide (Redis unreachable) admits (fail open).
    */
   admit(keyId: string, requestId: string, limits: RateLimits, tokens: number): Promise<RateAdmission>;
