@@ -11,6 +11,9 @@ const USAGE = `usage: npm run bench -- [options]
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
   --embeddings        add the embeddings scenarios
   --postgres URL      store the ledger in PostgreSQL at URL (a fresh schema, dropped afterwards) instead of SQLite
+  --limits            give the benchmark key rpm, tpm, max_concurrent and a daily budget (set high: never refusing,
+                      always counting), to measure what enforcing them costs
+  --redis URL         the gateway's \`redis:\` (rate-limit counters in Redis; with --limits)
   --portkey DIR       add Portkey scenarios, from an installed copy of /work/shared/peers/portkey (or env PORTKEY_DIR)
   --only IDS          comma-separated scenario ids to run (e.g. tollgate-chat)
   --cpu-prof DIR      run the gateway under --cpu-prof, writing the .cpuprofile into DIR
@@ -28,6 +31,8 @@ export function parseOptions(argv) {
       runs: { type: 'string', default: '1' },
       embeddings: { type: 'boolean', default: false },
       postgres: { type: 'string' },
+      limits: { type: 'boolean', default: false },
+      redis: { type: 'string' },
       portkey: { type: 'string', default: process.env.PORTKEY_DIR },
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
@@ -48,6 +53,8 @@ export function parseOptions(argv) {
     runs: numberOption('runs', values.runs),
     embeddings: values.embeddings,
     postgresUrl: values.postgres,
+    limits: values.limits,
+    redisUrl: values.redis,
     portkeyDir: values.portkey ? resolve(values.portkey) : undefined,
     only: values.only ? values.only.split(',').map((s) => s.trim()) : undefined,
     cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,

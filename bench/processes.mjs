@@ -113,14 +113,14 @@ export async function startMock() {
   return { name: 'mock', child, url };
 }
 
-function gatewayConfig(mockUrl, database) {
+function gatewayConfig(mockUrl, database, redisUrl) {
   return `# Written by the benchmark (bench/processes.mjs): one OpenAI-compatible provider in front of the mock upstream.
 server:
   host: 127.0.0.1
   port: 0
   shutdown_grace_seconds: 5
 database: "${database}"
-providers:
+${redisUrl ? `redis: ${redisUrl}\n` : ''}providers:
   mock:
     kind: openai-compatible
     base_url: ${mockUrl}
@@ -139,18 +139,22 @@ models:
 `;
 }
 
+/** Limits that never refuse at benchmark rates but are all counted and checked on every request. */
+const BENCH_KEY_LIMITS = ['--rpm', '100000000', '--tpm', '1000000000000', '--max-concurrent', '100000', '--budget', '1000000', '--budget-period', 'day'];
+
 /** Creates the benchmark's key with the real CLI, as an operator would. */
-function createKey(configPath) {
-  const out = execFileSync(process.execPath, [BIN, 'keys', 'create', '--name', 'bench', '--balance', '1000000', '--json', '--config', configPath], { encoding: 'utf8' });
+function createKey(configPath, limits) {
+  const args = [BIN, 'keys', 'create', '--name', 'bench', '--balance', '1000000', ...(limits ? BENCH_KEY_LIMITS : []), '--json', '--config', configPath];
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8' });
   return JSON.parse(out).key;
 }
 
-/** `database`: a database URL; SQLite in `dir` when undefined. */
-export async function startGateway(dir, mockUrl, cpuProfDir, database) {
+/** `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`: see --limits, --redis. */
+export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl } = {}) {
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
-  writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`));
-  const key = createKey(configPath);
+  writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`, redisUrl));
+  const key = createKey(configPath, limits);
   const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = track(
     'gateway',

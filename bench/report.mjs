@@ -111,7 +111,7 @@ function table(headers, rows) {
 export function printReport(report) {
   const { options, summary, added, memory, billing } = report;
   const runs = options.runs > 1 ? `median of ${options.runs} runs` : '1 run';
-  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'PostgreSQL' : 'SQLite'}`);
+  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'PostgreSQL' : 'SQLite'}${options.limits ? `, key limits on (${options.redisUrl ? 'Redis' : 'in-process'} counters)` : ''}`);
   console.log(`machine: ${report.machine.cpus} CPUs, load average at start ${report.machine.loadavg.join(' ')}\n`);
   const rows = summary.map((r) => [
     `${LABELS[r.kind]}, ${VIA[r.via]}`,

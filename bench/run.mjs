@@ -23,7 +23,7 @@ async function main() {
 
   const mock = await startMock();
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url);
+  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url, { limits: options.limits, redisUrl: options.redisUrl });
   const portkey = options.portkeyDir ? await startPortkey(options.portkeyDir) : undefined;
   const procs = { mock, tollgate, portkey };
   const scenarios = buildScenarios(procs, options);

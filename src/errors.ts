@@ -19,12 +19,18 @@ export const ERROR_REGISTRY = {
     type: 'insufficient_quota',
     message: 'The key balance does not cover the hold for this request.',
   },
+  budget_exceeded: {
+    status: 402,
+    type: 'insufficient_quota',
+    message: "The key's spend cap for this period does not cover the hold for this request.",
+  },
   model_not_found: {
     status: 404,
     type: 'invalid_request_error',
     message: 'The model does not exist or you do not have access to it.',
   },
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
+  key_not_found: { status: 404, type: 'invalid_request_error', message: 'No such key.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
   request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time.' },

@@ -11,6 +11,7 @@ import type { Store } from './storage/types.js';
 import { UpstreamTransport } from './upstream/transport.js';
 import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
+import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
 
 export interface RunningGateway {
@@ -33,10 +34,11 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
-  const ledger = new Ledger(store.ledger, config.billing, log);
+  const ledger = new Ledger(store.ledger, config.billing, config.limits, log);
   const sweeper = new HoldSweeper(store.ledger, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
+  const limiter = await openRateLimiter(config, log);
   let closing = false;
   const server = buildServer({
     config,
@@ -45,6 +47,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     log,
     health: new UpstreamHealth(),
     drains,
+    limiter,
     keys: store.keys,
     inFlight,
     isClosing: () => closing,
@@ -54,6 +57,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     await server.listen({ host, port: options.port ?? config.server.port });
   } catch (error) {
     await transport.close();
+    await limiter.close();
     await store.close();
     throw listenError(host, options.port ?? config.server.port, error);
   }
@@ -83,6 +87,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     } finally {
       await sweeper.stop();
       await transport.close();
+      await limiter.close();
       await store.close();
     }
   }

@@ -3,9 +3,10 @@
 // upstream call.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { BillingConfig } from '../config/types.js';
+import type { BillingConfig, LimitsConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import type { Admission, LedgerStore, ReleaseOutcome, RenewOutcome, SettleResult, UsageRecord } from '../storage/types.js';
+import type { Admission, KeyRecord, LedgerStore, ReleaseOutcome, RenewOutcome, SettleResult, UsageRecord } from '../storage/types.js';
+import { budgetWindowOf } from './budget.js';
 import type { Nano } from './money.js';
 
 /** Settlement retries: about 3 s in all, well inside any hold's TTL. */
@@ -15,18 +16,21 @@ export class Ledger {
   constructor(
     private readonly store: LedgerStore,
     private readonly billing: BillingConfig,
+    private readonly limits: LimitsConfig,
     private readonly log: Logger,
   ) {}
 
-  async hold(keyId: string, requestId: string, amount: Nano): Promise<Admission> {
+  /** Atomic admission against the key's balance and budget (a refusal says which). */
+  async hold(key: KeyRecord, requestId: string, amount: Nano): Promise<Admission> {
     const now = Date.now();
     try {
       return await this.store.placeHold({
         requestId,
-        keyId,
+        keyId: key.id,
         amount,
         now,
         expiresAt: now + this.billing.holdTtlSeconds * 1000,
+        budget: budgetWindowOf(key, this.limits, now),
       });
     } catch (error) {
       this.log.error({ err: error, requestId }, 'ledger: cannot place hold');
@@ -39,8 +43,11 @@ export class Ledger {
    * process) is retried — settlement is idempotent — and a lasting one is logged with everything
    * needed to reconcile it.
    */
-  async settle(requestId: string, cost: Nano, usage: UsageRecord): Promise<SettleResult | 'failed'> {
-    const result = await this.persist(() => this.store.settle({ requestId, cost, usage, now: Date.now() }));
+  async settle(key: KeyRecord, requestId: string, cost: Nano, usage: UsageRecord): Promise<SettleResult | 'failed'> {
+    const result = await this.persist(() => {
+      const now = Date.now();
+      return this.store.settle({ requestId, cost, usage, now, budget: budgetWindowOf(key, this.limits, now) });
+    });
     if (result === 'failed') {
       this.log.error({ requestId, cost, usage }, 'ledger: settlement failed; the hold will expire');
       return result;
@@ -75,12 +82,13 @@ export class Ledger {
   }
 
   /** Keeps a live request's hold (extends it, or re-admits it if a sweeper expired it); 'failed' on a database error. */
-  async renew(requestId: string): Promise<RenewOutcome | 'failed'> {
+  async renew(key: KeyRecord, requestId: string): Promise<RenewOutcome | 'failed'> {
     const now = Date.now();
     try {
-      const result = await this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now });
+      const budget = budgetWindowOf(key, this.limits, now);
+      const result = await this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now, budget });
       if (result.outcome === 'readmitted') this.log.warn({ requestId }, 'ledger: the hold had expired while its request ran; admitted again');
-      if (result.outcome === 'refused') this.log.warn({ requestId, available: result.available }, 'ledger: the hold had expired and the key no longer covers it');
+      if (result.outcome === 'refused') this.log.warn({ requestId, reason: result.refusal.reason }, 'ledger: the hold had expired and the key no longer covers it');
       return result;
     } catch (error) {
       this.log.warn({ err: error, requestId }, 'ledger: could not extend hold');

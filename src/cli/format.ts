@@ -2,18 +2,15 @@
 import { formatUsd, nanoToUsd } from '../billing/money.js';
 import type { KeyRecord, UsageRecord } from '../storage/types.js';
 
-export function keyJson(key: KeyRecord): Record<string, unknown> {
-  return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    balance: nanoToUsd(key.balance),
-    held: nanoToUsd(key.held),
-    available: nanoToUsd(key.balance - key.held),
-    allowed_models: key.allowedModels === '*' ? '*' : [...key.allowedModels],
-    status: key.status,
-    created_at: key.createdAt,
-  };
+/** A key object's limits in a few words: "rpm 60, tpm 100000, 4 at once, $5/day" or "none". */
+export function limitsText(object: Record<string, unknown>): string {
+  const l = object.limits as { rpm: number | null; tpm: number | null; max_concurrent: number | null; budget: number | null; budget_period: string | null };
+  const parts: string[] = [];
+  if (l.rpm !== null) parts.push(`rpm ${l.rpm}`);
+  if (l.tpm !== null) parts.push(`tpm ${l.tpm}`);
+  if (l.max_concurrent !== null) parts.push(`${l.max_concurrent} at once`);
+  if (l.budget !== null) parts.push(`$${l.budget}/${l.budget_period}`);
+  return parts.join(', ') || 'none';
 }
 
 export function usageJson(row: UsageRecord): Record<string, unknown> {

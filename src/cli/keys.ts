@@ -1,40 +1,48 @@
-// `tollgate keys ...`: issue, list, show, top up, restrict and revoke API keys.
-import { randomUUID } from 'node:crypto';
+// `tollgate keys ...`: issue, list, show, top up, restrict, limit and revoke API keys — thin over
+// operations/keys.ts, which the admin API shares.
 import type { Command } from 'commander';
-import { usdToNano } from '../billing/money.js';
+import { usdAmount } from '../operations/amount-input.js';
+import { keyObject } from '../operations/key-object.js';
+import { issueKey, requireKey, revokeKey, setKeyLimits, setKeyModels, topUpKey } from '../operations/keys.js';
+import type { LimitsInput } from '../operations/limits-input.js';
 import type { Config } from '../config/types.js';
-import { generateKeyId, generateKeySecret, hashKeySecret, keyPrefix } from '../keys/secret.js';
-import type { AllowedModels, KeyRecord, Store } from '../storage/types.js';
+import type { KeyRecord } from '../storage/types.js';
 import { CliError, withStore } from './context.js';
-import { keyJson, modelsText, printJson, printTable, usageJson, usd } from './format.js';
+import { limitsText, modelsText, printJson, printTable, usageJson, usd } from './format.js';
 
 const RECENT_USAGE_ROWS = 20;
 
-function parseAmount(text: string, what: string, allowZero: boolean): number {
-  const nano = usdToNano(text);
-  if (nano === undefined || nano < 0 || (!allowZero && nano === 0)) {
-    throw new CliError(`${what} must be a ${allowZero ? 'non-negative' : 'positive'} USD amount with at most 9 decimals, got "${text}"`);
-  }
-  return nano;
+interface LimitFlags {
+  rpm?: string;
+  tpm?: string;
+  maxConcurrent?: string;
+  budget?: string;
+  budgetPeriod?: string;
+  expires?: string;
 }
 
-function parseModels(list: string | undefined, allModels: boolean | undefined, config: Config): AllowedModels {
-  if (allModels || list === undefined) return '*';
-  const ids = list.split(',').map((id) => id.trim()).filter(Boolean);
-  const unknown = ids.filter((id) => !config.models.has(id));
-  if (unknown.length > 0) {
-    throw new CliError(`unknown model(s) ${unknown.join(', ')}; configured: ${[...config.models.keys()].join(', ')}`);
-  }
-  return ids;
+/** Flags as the operations read them: absent stays, `none` clears (null). */
+function limitsInput(flags: LimitFlags): LimitsInput {
+  const value = (text: string | undefined) => (text === undefined ? undefined : text.trim().toLowerCase() === 'none' ? null : text);
+  return {
+    rpm: value(flags.rpm),
+    tpm: value(flags.tpm),
+    max_concurrent: value(flags.maxConcurrent),
+    budget: value(flags.budget),
+    budget_period: value(flags.budgetPeriod),
+    expires_at: value(flags.expires),
+  };
 }
 
-async function requireKey(store: Store, id: string): Promise<KeyRecord> {
-  const key = await store.keys.get(id);
-  if (!key) throw new CliError(`no key with id ${id}`);
-  return key;
+function modelList(list: string): string[] {
+  return list
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
 }
 
-function printKey(key: KeyRecord): void {
+function printKey(key: KeyRecord, config: Config): void {
+  const object = keyObject(key, config);
   printTable(
     ['FIELD', 'VALUE'],
     [
@@ -45,39 +53,51 @@ function printKey(key: KeyRecord): void {
       ['held', usd(key.held)],
       ['available', usd(key.balance - key.held)],
       ['models', modelsText(key.allowedModels)],
+      ['limits', limitsText(object)],
+      ['budget used', object.budget_used === null ? '-' : `$${String(object.budget_used)} (resets ${String(object.budget_resets_at)})`],
+      ['expires', (object.expires_at as string | null) ?? 'never'],
       ['status', key.status],
       ['created', key.createdAt],
     ],
   );
 }
 
+function withLimitFlags(command: Command, clearable: boolean): Command {
+  const or = clearable ? '|none' : '';
+  return command
+    .option('--rpm <n>', `requests per rolling 60 s (N${or})`)
+    .option('--tpm <n>', `tokens per rolling 60 s (N${or})`)
+    .option('--max-concurrent <n>', `requests in flight at once (N${or})`)
+    .option('--budget <usd>', `spend cap per budget period (USD${or})`)
+    .option('--budget-period <period>', `day, week or month (UTC)${clearable ? ', or none' : ''}`)
+    .option('--expires <time>', `ISO 8601 time or a duration such as 30d, 12h${clearable ? ', or none' : ''}`);
+}
+
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('issue and manage API keys');
 
-  keys
-    .command('create')
-    .description('issue a key; the secret is printed once')
-    .requiredOption('--name <name>', 'a label for the key')
-    .option('--balance <usd>', 'initial prepaid balance in USD', '0')
-    .option('--models <ids>', 'comma-separated model IDs the key may use')
-    .option('--all-models', 'the key may use every configured model (the default)')
+  withLimitFlags(
+    keys
+      .command('create')
+      .description('issue a key; the secret is printed once')
+      .requiredOption('--name <name>', 'a label for the key')
+      .option('--balance <usd>', 'initial prepaid balance in USD', '0')
+      .option('--models <ids>', 'comma-separated model IDs the key may use')
+      .option('--all-models', 'the key may use every configured model (the default)'),
+    false,
+  )
     .option('--json', 'print one JSON object')
-    .action(async (opts: { name: string; balance: string; models?: string; allModels?: boolean; json?: boolean }, command: Command) => {
+    .action(async (opts: LimitFlags & { name: string; balance: string; models?: string; allModels?: boolean; json?: boolean }, command: Command) => {
       if (opts.models !== undefined && opts.allModels) throw new CliError('use either --models or --all-models, not both');
-      const balance = parseAmount(opts.balance, '--balance', true);
+      const balance = usdAmount('--balance', opts.balance, { allowZero: true });
       await withStore(command, async (store, config) => {
-        const secret = generateKeySecret();
-        const key = await store.keys.create({
-          id: generateKeyId(),
+        const { key, secret } = await issueKey(store, config, {
           name: opts.name,
-          prefix: keyPrefix(secret),
-          secretHash: hashKeySecret(secret),
-          allowedModels: parseModels(opts.models, opts.allModels, config),
-          initialBalance: balance,
-          topupRequestId: `topup_${randomUUID()}`,
-          now: Date.now(),
+          balance,
+          allowedModels: opts.models === undefined ? '*' : modelList(opts.models),
+          limits: limitsInput(opts),
         });
-        if (opts.json) return printJson({ ...keyJson(key), key: secret });
+        if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
         process.stdout.write(`Created key ${key.id} (${key.name}): balance ${usd(key.balance)}, ${modelsText(key.allowedModels)}.\n`);
         process.stdout.write(`Secret (shown only now; store it safely):\n${secret}\n`);
       });
@@ -88,12 +108,23 @@ export function registerKeyCommands(program: Command): void {
     .description('list keys with their balances')
     .option('--json', 'print a JSON array')
     .action(async (opts: { json?: boolean }, command: Command) => {
-      await withStore(command, async (store) => {
+      await withStore(command, async (store, config) => {
         const all = await store.keys.list();
-        if (opts.json) return printJson(all.map(keyJson));
+        const now = Date.now();
+        if (opts.json) return printJson(all.map((k) => keyObject(k, config, now)));
         printTable(
-          ['ID', 'NAME', 'PREFIX', 'BALANCE', 'HELD', 'AVAILABLE', 'MODELS', 'STATUS'],
-          all.map((k) => [k.id, k.name, `${k.prefix}...`, usd(k.balance), usd(k.held), usd(k.balance - k.held), modelsText(k.allowedModels), k.status]),
+          ['ID', 'NAME', 'PREFIX', 'BALANCE', 'HELD', 'AVAILABLE', 'MODELS', 'LIMITS', 'STATUS'],
+          all.map((k) => [
+            k.id,
+            k.name,
+            `${k.prefix}...`,
+            usd(k.balance),
+            usd(k.held),
+            usd(k.balance - k.held),
+            modelsText(k.allowedModels),
+            limitsText(keyObject(k, config, now)),
+            k.expiresAt !== null && k.expiresAt <= now ? 'expired' : k.status,
+          ]),
         );
       });
     });
@@ -103,11 +134,11 @@ export function registerKeyCommands(program: Command): void {
     .description('one key, with its recent usage')
     .option('--json', 'print one JSON object')
     .action(async (id: string, opts: { json?: boolean }, command: Command) => {
-      await withStore(command, async (store) => {
+      await withStore(command, async (store, config) => {
         const key = await requireKey(store, id);
         const recent = await store.usage.list({ keyId: id, limit: RECENT_USAGE_ROWS });
-        if (opts.json) return printJson({ ...keyJson(key), recent_usage: recent.map(usageJson) });
-        printKey(key);
+        if (opts.json) return printJson({ ...keyObject(key, config), recent_usage: recent.map(usageJson) });
+        printKey(key, config);
         process.stdout.write(`\nRecent usage (${recent.length}):\n`);
         printTable(
           ['TIME', 'MODEL', 'STATUS', 'IN', 'OUT', 'COST', 'SOURCE'],
@@ -121,11 +152,10 @@ export function registerKeyCommands(program: Command): void {
     .description('add credit (a ledger entry) and print the new balance')
     .option('--json', 'print one JSON object')
     .action(async (id: string, amountText: string, opts: { json?: boolean }, command: Command) => {
-      const amount = parseAmount(amountText, 'the top-up amount', false);
-      await withStore(command, async (store) => {
-        await requireKey(store, id);
-        const key = (await store.keys.topUp(id, amount, `topup_${randomUUID()}`, Date.now()))!;
-        if (opts.json) return printJson(keyJson(key));
+      const amount = usdAmount('the top-up amount', amountText, { allowZero: false });
+      await withStore(command, async (store, config) => {
+        const key = await topUpKey(store, id, amount);
+        if (opts.json) return printJson(keyObject(key, config));
         process.stdout.write(`Topped up ${key.id} by ${usd(amount)}: balance ${usd(key.balance)}, available ${usd(key.balance - key.held)}.\n`);
       });
     });
@@ -138,10 +168,24 @@ export function registerKeyCommands(program: Command): void {
     .action(async (id: string, models: string | undefined, opts: { allModels?: boolean; json?: boolean }, command: Command) => {
       if ((models === undefined) === !opts.allModels) throw new CliError('give either a comma-separated list of model IDs or --all-models');
       await withStore(command, async (store, config) => {
-        await requireKey(store, id);
-        const key = (await store.keys.setAllowedModels(id, parseModels(models, opts.allModels, config)))!;
-        if (opts.json) return printJson(keyJson(key));
+        const key = await setKeyModels(store, config, id, opts.allModels ? '*' : modelList(models!));
+        if (opts.json) return printJson(keyObject(key, config));
         process.stdout.write(`Key ${key.id} may now use ${modelsText(key.allowedModels)}.\n`);
+      });
+    });
+
+  withLimitFlags(keys.command('set-limits <id>').description("change a key's limits and expiry; none clears the key's own value (the config default applies)"), true)
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, opts: LimitFlags & { json?: boolean }, command: Command) => {
+      const input = limitsInput(opts);
+      if (Object.values(input).every((v) => v === undefined)) {
+        throw new CliError('give at least one of --rpm, --tpm, --max-concurrent, --budget, --budget-period, --expires');
+      }
+      await withStore(command, async (store, config) => {
+        const key = await setKeyLimits(store, id, input);
+        const object = keyObject(key, config);
+        if (opts.json) return printJson(object);
+        process.stdout.write(`Key ${key.id}: ${limitsText(object)}; expires ${(object.expires_at as string | null) ?? 'never'}.\n`);
       });
     });
 
@@ -150,10 +194,9 @@ export function registerKeyCommands(program: Command): void {
     .description('the key stops working at once; its history stays')
     .option('--json', 'print one JSON object')
     .action(async (id: string, opts: { json?: boolean }, command: Command) => {
-      await withStore(command, async (store) => {
-        await requireKey(store, id);
-        const key = (await store.keys.revoke(id, Date.now()))!;
-        if (opts.json) return printJson(keyJson(key));
+      await withStore(command, async (store, config) => {
+        const key = await revokeKey(store, id);
+        if (opts.json) return printJson(keyObject(key, config));
         process.stdout.write(`Revoked key ${key.id} (${key.name}).\n`);
       });
     });

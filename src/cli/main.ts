@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { StartupError } from '../startup-error.js';
+import { isGatewayError } from '../errors.js';
 import { UnsupportedDatabaseError } from '../storage/open-store.js';
 import { registerConfigCommands } from './config-check.js';
 import { CliError } from './context.js';
@@ -29,7 +30,14 @@ export async function runCli(argv: string[]): Promise<void> {
       return;
     }
     process.exitCode = 1;
-    if (error instanceof ConfigError || error instanceof CliError || error instanceof UnsupportedDatabaseError || error instanceof StartupError) {
+    // GatewayErrors here come from operations/ refusing input (a bad amount, an unknown key): one clear line.
+    if (
+      error instanceof ConfigError ||
+      error instanceof CliError ||
+      error instanceof UnsupportedDatabaseError ||
+      error instanceof StartupError ||
+      isGatewayError(error)
+    ) {
       process.stderr.write(`tollgate: ${error.message}\n`);
       return;
     }

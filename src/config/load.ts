@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { parseDecimal } from '../billing/money.js';
+import { parseDecimal, usdToNano } from '../billing/money.js';
 import type { PriceRates } from '../billing/pricing.js';
 import { findProviderKind, providerKindNames } from '../providers/registry.js';
 import { redactDatabaseUrl } from '../storage/database-url.js';
@@ -199,6 +199,8 @@ function normalise(raw: RawConfig, path: string): Config {
   if (raw.server.headers_timeout_ms > raw.server.request_timeout_ms) {
     problems.push(`server.headers_timeout_ms: must not exceed server.request_timeout_ms (${raw.server.request_timeout_ms})`);
   }
+  const budget = raw.limits.budget === null ? null : usdToNano(raw.limits.budget);
+  if (budget === undefined) problems.push('limits.budget: must be a USD amount with at most 9 decimal places');
   if (problems.length > 0) throw new ConfigError(path, problems);
   return Object.freeze({
     path,
@@ -220,6 +222,14 @@ function normalise(raw: RawConfig, path: string): Config {
       holdTtlSeconds: raw.billing.hold_ttl_seconds,
       sweepIntervalSeconds: raw.billing.sweep_interval_seconds,
     },
+    limits: {
+      rpm: raw.limits.rpm,
+      tpm: raw.limits.tpm,
+      maxConcurrent: raw.limits.max_concurrent,
+      budget: budget ?? null,
+      budgetPeriod: raw.limits.budget_period,
+    },
+    redis: raw.redis,
     warnings,
     loadedAt: Math.floor(Date.now() / 1000),
   });

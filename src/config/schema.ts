@@ -79,6 +79,19 @@ const modelSchema = z.strictObject({
   max_output_tokens: positiveInt.optional(),
 });
 
+/** A per-key limit's default: a positive integer, or absent/null for none. */
+const optionalLimit = numeric(z.number().int().positive()).nullable().default(null);
+
+const limitsSchema = z
+  .strictObject({
+    rpm: optionalLimit,
+    tpm: optionalLimit,
+    max_concurrent: optionalLimit,
+    budget: price.nullable().default(null),
+    budget_period: z.enum(['day', 'week', 'month']).default('month'),
+  })
+  .prefault({});
+
 export const configSchema = z.strictObject({
   server: serverSchema,
   database: z.string().min(1).default('sqlite:./data/tollgate.db'),
@@ -90,6 +103,8 @@ export const configSchema = z.strictObject({
       sweep_interval_seconds: positiveInt.default(30),
     })
     .prefault({}),
+  limits: limitsSchema,
+  redis: z.url({ protocol: /^rediss?$/ }).optional(),
 });
 
 export type RawConfig = z.output<typeof configSchema>;

@@ -1,4 +1,6 @@
 // The validated, normalised configuration every other room receives (frozen; never the raw YAML).
+import type { BudgetPeriod } from '../billing/budget-period.js';
+import type { Nano } from '../billing/money.js';
 import type { PriceRates } from '../billing/pricing.js';
 
 export interface ServerConfig {
@@ -76,6 +78,15 @@ export interface BillingConfig {
   readonly sweepIntervalSeconds: number;
 }
 
+/** `limits:`: the defaults for keys without limits of their own (null: no limit). */
+export interface LimitsConfig {
+  readonly rpm: number | null;
+  readonly tpm: number | null;
+  readonly maxConcurrent: number | null;
+  readonly budget: Nano | null;
+  readonly budgetPeriod: BudgetPeriod;
+}
+
 export interface Config {
   /** Absolute path of the file this was read from. */
   readonly path: string;
@@ -85,6 +96,9 @@ export interface Config {
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelConfig>;
   readonly billing: BillingConfig;
+  readonly limits: LimitsConfig;
+  /** `redis:` — rate-limit counters shared by every gateway; undefined: in-process counters. */
+  readonly redis: string | undefined;
   /** Problems that do not stop the gateway (e.g. a provider without an API key). */
   readonly warnings: readonly string[];
   /** When the config was loaded (unix seconds): the `created` of every model entry. */

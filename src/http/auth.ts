@@ -1,4 +1,4 @@
-// Bearer-key authentication. Missing, malformed, unknown and revoked keys all get the same 401 body.
+// Bearer-key authentication. Missing, malformed, unknown, revoked and expired keys all get the same 401 body.
 import { GatewayError } from '../errors.js';
 import { hashKeySecret, looksLikeKeySecret } from '../keys/secret.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
@@ -15,6 +15,6 @@ export async function authenticate(keys: KeyStore, authorization: string | undef
   } catch (error) {
     throw new GatewayError('ledger_unavailable', { headers: { 'retry-after': '1' }, cause: error });
   }
-  if (!key || key.status !== 'active') throw new GatewayError('invalid_api_key');
+  if (!key || key.status !== 'active' || (key.expiresAt !== null && key.expiresAt <= Date.now())) throw new GatewayError('invalid_api_key');
   return key;
 }

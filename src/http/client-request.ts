@@ -10,5 +10,10 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): C
   raw.once('close', () => {
     if (!raw.writableFinished) controller.abort(new ClientGoneReason());
   });
-  return { requestId: request.id, key: request.apiKey!, signal: controller.signal };
+  return {
+    requestId: request.id,
+    key: request.apiKey!,
+    signal: controller.signal,
+    setHeader: (name, value) => void reply.header(name, value),
+  };
 }

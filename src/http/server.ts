@@ -8,6 +8,7 @@ import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
+import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { sendError, toResponseError } from './render-error.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
@@ -66,7 +67,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (deps.isClosing()) done(new GatewayError('shutting_down', { headers: { 'retry-after': '5' } }));
     else done();
   });
-  app.setErrorHandler(function renderError(error, request, reply) {
+  app.setErrorHandler(async function renderError(error, request, reply) {
+    await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     return sendError(reply, toResponseError(error, deps.log, request.id));
   });
   app.setNotFoundHandler(function notFound(request, reply) {
@@ -82,6 +84,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       api.addHook('onRequest', async function requireKey(request) {
         request.apiKey = await authenticate(deps.keys, request.headers.authorization);
       });
+      api.addHook('preHandler', async function rateLimitState(request, reply) {
+        // Chat and embeddings set these at admission, counting the request; other answers only read them.
+        if (request.method !== 'POST') await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
+      });
       api.addHook('preValidation', async function requireJson(request) {
         if (request.method === 'POST' && !JSON_TYPE.test(request.headers['content-type'] ?? '')) {
           throw new GatewayError('unsupported_media_type');
@@ -90,7 +96,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       registerChatRoute(api, deps, deps.inFlight);
       registerEmbeddingsRoute(api, deps, deps.inFlight);
       registerModelRoutes(api, deps.config);
-      registerKeyRoute(api);
+      registerKeyRoute(api, deps.config);
     },
     { prefix: '/v1' },
   );

@@ -43,6 +43,8 @@ export class SseResponse implements SseSink {
     this.started = true;
     this.reply.hijack();
     this.raw.writeHead(200, {
+      // Headers the pipeline set on the reply before the stream opened (x-ratelimit-*).
+      ...(this.reply.getHeaders() as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',

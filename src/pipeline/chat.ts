@@ -11,6 +11,7 @@ import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { withFailover } from './failover.js';
 import { OutputMeter } from './output-meter.js';
 import { RequestBill } from './request-bill.js';
+import { admitRate } from './rate-admission.js';
 import { planUpstreams, type UpstreamPlan } from './upstream-plan.js';
 
 export type ChatOutcome = { readonly kind: 'json'; readonly body: JsonObject } | { readonly kind: 'streamed' };
@@ -27,8 +28,10 @@ export async function runChat(
   const inputTokens = await countChatInput(body);
   const modelMaxOutput = model.maxOutputTokens!;
   const n = typeof body.n === 'number' ? body.n : 1;
-  const hold = sizeChatHold(model.rates, inputTokens, resolveMaxOutput(body, modelMaxOutput), n);
-  const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, { rates: model.rates, inputTokens, n, hold, modelMaxOutput });
+  const maxOutput = resolveMaxOutput(body, modelMaxOutput);
+  const hold = sizeChatHold(model.rates, inputTokens, maxOutput, n);
+  const rate = await admitRate(deps, client, inputTokens + maxOutput * n);
+  const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, { rates: model.rates, inputTokens, n, hold, modelMaxOutput }, rate);
   try {
     if (body.stream === true) {
       await streamChat(deps, client, body, plan, bill, openSink);

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Ledger } from '../billing/ledger.js';
 import type { Config } from '../config/types.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { UpstreamRequest } from '../providers/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { KeyRecord } from '../storage/types.js';
@@ -15,6 +16,7 @@ export interface PipelineDeps {
   readonly log: Logger;
   readonly health: UpstreamHealth;
   readonly drains: DrainSlots;
+  readonly limiter: RateLimiter;
 }
 
 /** One authenticated client request. */
@@ -23,6 +25,8 @@ export interface ClientRequest {
   readonly key: KeyRecord;
   /** Aborted when the client disconnects before the response is complete. */
   readonly signal: AbortSignal;
+  /** Sets a header on whatever answer the client gets (JSON, stream or error). */
+  setHeader(name: string, value: string): void;
 }
 
 /** The client's SSE response, opened (status 200, headers) on the first write. */

@@ -8,6 +8,7 @@ import { fetchUpstreamJson } from './call-upstream.js';
 import type { ClientRequest, PipelineDeps } from './deps.js';
 import { withFailover } from './failover.js';
 import { RequestBill } from './request-bill.js';
+import { admitRate } from './rate-admission.js';
 import { planUpstreams } from './upstream-plan.js';
 
 export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, body: EmbeddingRequestBody): Promise<JsonObject> {
@@ -16,13 +17,8 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
   const model = route.model;
   const inputTokens = await countEmbeddingInput(body.input);
   const hold = sizeEmbeddingHold(model.rates, inputTokens);
-  const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, {
-    rates: model.rates,
-    inputTokens,
-    n: 1,
-    hold,
-    modelMaxOutput: undefined,
-  });
+  const rate = await admitRate(deps, client, inputTokens);
+  const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, { rates: model.rates, inputTokens, n: 1, hold, modelMaxOutput: undefined }, rate);
   try {
     let parsed;
     try {

@@ -1,11 +1,14 @@
 // The billing side of one request: places the hold, records each upstream attempt, and closes the
 // hold exactly once — captured at the exact price of the upstream's usage, captured at an estimate
 // (capped at the hold) when there is none, or released when the upstream failed before any output.
-import { insufficientBalanceError, type HoldSizing } from '../billing/insufficient-balance.js';
+import type { HoldSizing } from '../billing/insufficient-balance.js';
 import { nanoToUsd, type Nano } from '../billing/money.js';
 import { priceUsage, type TokenUsage } from '../billing/pricing.js';
+import { refusalError } from '../billing/refusal-error.js';
+import { NO_OP_TICKET } from '../limits/admission.js';
+import type { RateTicket } from '../limits/rate-limiter.js';
 import type { ModelConfig } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
 import type { ReportedUsage } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
@@ -42,35 +45,47 @@ export class RequestBill {
     private readonly model: ModelConfig,
     private candidate: Candidate,
     private readonly sizing: HoldSizing,
+    private readonly rate: RateTicket,
   ) {
     const everyMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
     this.keepAlive = setInterval(() => {
+      rate.renew();
       this.renewing ??= this.renewHold().finally(() => (this.renewing = undefined));
     }, everyMs);
     this.keepAlive.unref();
   }
 
   private async renewHold(): Promise<void> {
-    const result = await this.deps.ledger.renew(this.client.requestId);
+    const result = await this.deps.ledger.renew(this.client.key, this.client.requestId);
     if (result === 'failed' || result.outcome !== 'refused' || this.closed) return;
     clearInterval(this.keepAlive);
-    this.stopper.abort(result.keyActive ? insufficientBalanceError(this.sizing, result.available) : new GatewayError('invalid_api_key'));
+    this.stopper.abort(refusalError(result.refusal, this.sizing, this.client.key, this.deps.config.limits, Date.now()));
   }
 
-  /** Admits the request (atomically) or throws 402 / 401 / 503. */
+  /**
+   * Admits the request (atomically, balance and budget) or throws 402 / 401 / 503. A refused request
+   * counts for nothing against the rate limits that had admitted it (`rate` is cancelled).
+   */
   static async open(
     deps: PipelineDeps,
     client: ClientRequest,
     model: ModelConfig,
     candidate: Candidate,
     sizing: HoldSizing,
+    rate: RateTicket = NO_OP_TICKET,
   ): Promise<RequestBill> {
-    const admission = await deps.ledger.hold(client.key.id, client.requestId, sizing.hold);
-    if (!admission.admitted) {
-      if (!admission.keyActive) throw new GatewayError('invalid_api_key');
-      throw insufficientBalanceError(sizing, admission.available);
+    let admission;
+    try {
+      admission = await deps.ledger.hold(client.key, client.requestId, sizing.hold);
+    } catch (error) {
+      rate.cancel();
+      throw error;
     }
-    return new RequestBill(deps, client, model, candidate, sizing);
+    if (!admission.admitted) {
+      rate.cancel();
+      throw refusalError(admission, sizing, client.key, deps.config.limits, Date.now());
+    }
+    return new RequestBill(deps, client, model, candidate, sizing, rate);
   }
 
   /** The upstream that served (or is serving) the request. */
@@ -108,6 +123,7 @@ export class RequestBill {
   async release(status: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.rate.finish(0);
     await this.stopKeepAlive();
     const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status);
     await this.deps.ledger.release(this.client.requestId, record);
@@ -160,9 +176,11 @@ export class RequestBill {
   private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<Nano> {
     if (this.closed) throw new Error(`request ${this.client.requestId} settled twice`);
     this.closed = true;
+    // tpm counts what the request really used from now on, not the hold's estimate.
+    this.rate.finish(tokens.input + tokens.output);
     await this.stopKeepAlive();
     const record = this.usageRecord(tokens, cost, source, status);
-    const result = await this.deps.ledger.settle(this.client.requestId, cost, record);
+    const result = await this.deps.ledger.settle(this.client.key, this.client.requestId, cost, record);
     const charged = result !== 'failed' && result.outcome === 'late-capped' ? result.charged : cost;
     this.logOutcome(charged === cost ? record : { ...record, cost: charged });
     return charged;

@@ -1,6 +1,7 @@
 // Row shapes shared by every dialect: the same columns in SQLite and PostgreSQL (money and times as
 // integers; the allow-list and the attempts as JSON text), and their mapping to the storage records.
-import type { AllowedModels, Attempt, KeyRecord, UsageRecord } from './types.js';
+import type { BudgetPeriod } from '../billing/budget-period.js';
+import type { AllowedModels, Attempt, BudgetWindow, KeyLimits, KeyRecord, LimitsPatch, Refusal, UsageRecord } from './types.js';
 
 export interface KeyRow {
   id: string;
@@ -12,9 +13,47 @@ export interface KeyRow {
   allowed_models: string;
   status: 'active' | 'revoked';
   created_at: string;
+  rpm: number | null;
+  tpm: number | null;
+  max_concurrent: number | null;
+  budget: number | null;
+  budget_period: BudgetPeriod | null;
+  expires_at: number | null;
+  budget_spent: number;
+  budget_period_start: number;
 }
 
-export const KEY_COLUMNS = 'id, name, prefix, balance, held, spent, allowed_models, status, created_at';
+export const KEY_COLUMNS =
+  'id, name, prefix, balance, held, spent, allowed_models, status, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at, budget_spent, budget_period_start';
+
+/** The limits columns a LimitsPatch may set, by field. */
+const LIMIT_COLUMNS: Record<keyof LimitsPatch, string> = {
+  rpm: 'rpm',
+  tpm: 'tpm',
+  maxConcurrent: 'max_concurrent',
+  budget: 'budget',
+  budgetPeriod: 'budget_period',
+  expiresAt: 'expires_at',
+};
+
+/** `SET` assignments and their values for the fields a patch names (placeholders from `placeholder(i)`). */
+export function limitsAssignments(patch: LimitsPatch, placeholder: (index: number) => string): { sql: string; values: unknown[] } {
+  const parts: string[] = [];
+  const values: unknown[] = [];
+  for (const [field, column] of Object.entries(LIMIT_COLUMNS) as Array<[keyof LimitsPatch, string]>) {
+    if (!(field in patch) || patch[field] === undefined) continue;
+    values.push(patch[field]);
+    parts.push(`${column} = ${placeholder(values.length)}`);
+  }
+  return { sql: parts.join(', '), values };
+}
+
+function limitsOf(row: KeyRow): KeyLimits {
+  if (row.rpm === null && row.tpm === null && row.max_concurrent === null && row.budget === null && row.budget_period === null) return NONE;
+  return { rpm: row.rpm, tpm: row.tpm, maxConcurrent: row.max_concurrent, budget: row.budget, budgetPeriod: row.budget_period };
+}
+
+const NONE: KeyLimits = Object.freeze({ rpm: null, tpm: null, maxConcurrent: null, budget: null, budgetPeriod: null });
 
 // Allow-lists are re-read on every authenticated request; parsing each distinct one once is enough.
 const parsedAllowLists = new Map<string, AllowedModels>();
@@ -44,6 +83,10 @@ export function keyRecordOf(row: KeyRow): KeyRecord {
     allowedModels: parseAllowList(row.allowed_models),
     status: row.status,
     createdAt: row.created_at,
+    limits: limitsOf(row),
+    expiresAt: row.expires_at,
+    budgetSpent: row.budget_spent,
+    budgetPeriodStart: row.budget_period_start,
   };
 }
 
@@ -127,9 +170,28 @@ export function usageRecordOf(row: UsageRow): UsageRecord {
  * same semantics, so the billing rules cannot drift apart between SQLite and PostgreSQL.
  */
 export const SHARED_SQL = {
-  /** Admission: the one conditional UPDATE. Params: amount, key id. */
-  admit: (amount: string, keyId: string) =>
-    `UPDATE api_keys SET held = held + ${amount} WHERE id = ${keyId} AND status = 'active' AND balance - held >= ${amount}`,
+  /**
+   * Admission: the one conditional UPDATE — an active, unexpired key whose available balance covers the
+   * hold and whose budget (spent in the period + active holds + this hold) does too. It also starts the
+   * period's spend counter afresh when a new period began. Params: amount, key id, now, the period start
+   * of the key's budget, the effective budget (NULL: none; PostgreSQL needs it cast).
+   */
+  admit: (amount: string, keyId: string, now: string, periodStart: string, budget: string) =>
+    `UPDATE api_keys SET held = held + ${amount},
+      budget_spent = CASE WHEN budget_period_start = ${periodStart} THEN budget_spent ELSE 0 END,
+      budget_period_start = ${periodStart}
+    WHERE id = ${keyId} AND status = 'active' AND (expires_at IS NULL OR expires_at > ${now})
+      AND balance - held >= ${amount}
+      AND (${budget} IS NULL OR CASE WHEN budget_period_start = ${periodStart} THEN budget_spent ELSE 0 END + held + ${amount} <= ${budget})`,
+  /**
+   * A capture's money: charged from the balance, counted as spent, and in the budget period's spend.
+   * Params: cost, the hold amount released with it (0 for a late capture), the period start, key id.
+   */
+  charge: (cost: string, unheld: string, periodStart: string, keyId: string) =>
+    `UPDATE api_keys SET balance = balance - ${cost}, spent = spent + ${cost}, held = held - ${unheld},
+      budget_spent = CASE WHEN budget_period_start = ${periodStart} THEN budget_spent + ${cost} ELSE ${cost} END,
+      budget_period_start = ${periodStart}
+    WHERE id = ${keyId}`,
   /** One usage row per request; a second write of the same request is a no-op. Params: usageValues(). */
   insertUsage: (placeholders: readonly string[]) =>
     `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) VALUES (${placeholders.join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
@@ -140,3 +202,34 @@ export const SHARED_SQL = {
       CAST(COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS BIGINT) AS spent
     FROM ledger_entries WHERE key_id = ${keyId}`,
 };
+
+/** What admission reads back about a key when it refused. */
+export interface KeyAdmissionRow {
+  balance: number;
+  held: number;
+  status: string;
+  expires_at: number | null;
+  budget_spent: number;
+  budget_period_start: number;
+}
+
+export const KEY_ADMISSION_COLUMNS = 'balance, held, status, expires_at, budget_spent, budget_period_start';
+
+/** Spent in the budget period that began at `periodStart`, plus the active holds. */
+export function budgetUsedOf(row: Pick<KeyAdmissionRow, 'held' | 'budget_spent' | 'budget_period_start'>, periodStart: number): number {
+  return (row.budget_period_start === periodStart ? row.budget_spent : 0) + row.held;
+}
+
+/**
+ * Why admission refused `amount`, from the key's row as it was then: an unknown, revoked or expired key;
+ * else the budget when it does not cover the hold (waiting for the next period is the remedy, topping up
+ * is not); else the balance.
+ */
+export function refusalOf(row: KeyAdmissionRow | undefined, amount: number, now: number, budget: BudgetWindow): Refusal {
+  if (!row) return { admitted: false, reason: 'inactive', available: 0, budgetUsed: 0, keyActive: false };
+  const available = row.balance - row.held;
+  const budgetUsed = budgetUsedOf(row, budget.periodStart);
+  const active = row.status === 'active' && (row.expires_at === null || row.expires_at > now);
+  const reason = !active ? 'inactive' : budget.limit !== null && budgetUsed + amount > budget.limit ? 'budget' : 'balance';
+  return { admitted: false, reason, available, budgetUsed, keyActive: active };
+}

@@ -1,11 +1,31 @@
 // The storage contract. Billing logic talks only to these interfaces, so a PostgreSQL implementation
 // can follow the SQLite one without touching it: every method is one transaction, and admission is a
 // single conditional UPDATE that is valid on both dialects.
+import type { BudgetPeriod } from '../billing/budget-period.js';
 import type { Nano } from '../billing/money.js';
 
 export type KeyStatus = 'active' | 'revoked';
 export type AllowedModels = readonly string[] | '*';
 
+/** A key's own limits (product.md §8); null: not set on the key (the config's `limits:` default applies). */
+export interface KeyLimits {
+  readonly rpm: number | null;
+  readonly tpm: number | null;
+  readonly maxConcurrent: number | null;
+  /** Spend cap per budget period, nano-dollars. */
+  readonly budget: Nano | null;
+  readonly budgetPeriod: BudgetPeriod | null;
+}
+
+export const NO_KEY_LIMITS: KeyLimits = Object.freeze({ rpm: null, tpm: null, maxConcurrent: null, budget: null, budgetPeriod: null });
+
+/** The budget part of an admission or a capture: the key's effective cap and the period it counts in. */
+export interface BudgetWindow {
+  /** The effective budget (the key's own, else the config default); null: no cap. */
+  readonly limit: Nano | null;
+  /** Epoch ms at which the key's current budget period began (the spend counter's period). */
+  readonly periodStart: number;
+}
 export interface KeyRecord {
   readonly id: string;
   readonly name: string;
@@ -18,6 +38,12 @@ export interface KeyRecord {
   readonly allowedModels: AllowedModels;
   readonly status: KeyStatus;
   readonly createdAt: string;
+  readonly limits: KeyLimits;
+  /** Epoch ms after which the key answers 401; null: never. */
+  readonly expiresAt: number | null;
+  /** Captured in the budget period that began at `budgetPeriodStart` (stale once a new period began). */
+  readonly budgetSpent: Nano;
+  readonly budgetPeriodStart: number;
 }
 
 export interface NewKey {
@@ -30,7 +56,12 @@ export interface NewKey {
   /** Ledger request id of the initial top-up. */
   readonly topupRequestId: string;
   readonly now: number;
+  readonly limits?: KeyLimits;
+  readonly expiresAt?: number | null;
 }
+
+/** A change to a key's limits: a field that is absent stays; null clears the key's own value. */
+export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & { readonly expiresAt?: number | null };
 
 export interface Attempt {
   readonly provider: string;
@@ -66,17 +97,30 @@ export interface HoldPlacement {
   /** Epoch milliseconds after which the sweeper releases the hold. */
   readonly expiresAt: number;
   readonly now: number;
+  readonly budget: BudgetWindow;
 }
 
-export type Admission =
-  | { readonly admitted: true }
-  | { readonly admitted: false; readonly available: Nano; readonly keyActive: boolean };
+/** Why admission refused: the key is revoked or expired, the balance or the budget does not cover the hold. */
+export type RefusalReason = 'inactive' | 'balance' | 'budget';
+
+export interface Refusal {
+  readonly admitted: false;
+  readonly reason: RefusalReason;
+  /** balance − held, as admission saw it. */
+  readonly available: Nano;
+  /** Spent in the budget period plus active holds, as admission saw it. */
+  readonly budgetUsed: Nano;
+  readonly keyActive: boolean;
+}
+
+export type Admission = { readonly admitted: true } | Refusal;
 
 export interface Settlement {
   readonly requestId: string;
   readonly cost: Nano;
   readonly usage: UsageRecord;
   readonly now: number;
+  readonly budget: BudgetWindow;
 }
 
 /**
@@ -99,6 +143,8 @@ export interface HoldRenewal {
   /** The new expiry. */
   readonly expiresAt: number;
   readonly now: number;
+  /** A re-admission checks the budget as a new hold's admission does. */
+  readonly budget: BudgetWindow;
 }
 
 /**
@@ -108,7 +154,7 @@ export interface HoldRenewal {
  */
 export type RenewOutcome =
   | { readonly outcome: 'extended' | 'readmitted' | 'closed' | 'missing' }
-  | { readonly outcome: 'refused'; readonly available: Nano; readonly keyActive: boolean };
+  | { readonly outcome: 'refused'; readonly refusal: Refusal };
 
 export interface LedgerAudit {
   /** The cached columns on the key. */
@@ -126,6 +172,7 @@ export interface KeyStore {
   list(): Promise<KeyRecord[]>;
   topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined>;
   setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined>;
+  setLimits(id: string, patch: LimitsPatch): Promise<KeyRecord | undefined>;
   revoke(id: string, now: number): Promise<KeyRecord | undefined>;
 }
 

@@ -12,7 +12,21 @@ import { assertLedgerSettled, ledgerKinds, usageRows } from '../support/ledger-c
 import { chatCostNano, usdToNano } from '../support/money.js';
 
 const SECRET = 'sk-mock-upstream-secret';
-const KEY_FIELDS = ['allowed_models', 'available', 'balance', 'created_at', 'held', 'id', 'name', 'prefix', 'status'];
+const KEY_FIELDS = [
+  'allowed_models',
+  'available',
+  'balance',
+  'budget_resets_at',
+  'budget_used',
+  'created_at',
+  'expires_at',
+  'held',
+  'id',
+  'limits',
+  'name',
+  'prefix',
+  'status',
+];
 const USAGE_FIELDS = [
   'attempts',
   'cached_input_tokens',

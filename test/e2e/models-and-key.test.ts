@@ -114,7 +114,20 @@ describe('models and key endpoints', () => {
     assert.ok(res.headers.get('x-request-id'));
     assert.deepEqual(Object.keys(res.json), ['data']);
     const data = res.json.data;
-    assert.deepEqual(Object.keys(data).sort(), ['allowed_models', 'available', 'balance', 'held', 'id', 'name', 'usage']);
+    assert.deepEqual(Object.keys(data).sort(), [
+      'allowed_models',
+      'available',
+      'balance',
+      'budget_resets_at',
+      'budget_used',
+      'expires_at',
+      'held',
+      'id',
+      'limits',
+      'name',
+      'usage',
+    ]);
+    assert.deepEqual(data.limits, { rpm: null, tpm: null, max_concurrent: null, budget: null, budget_period: null }, 'no limits unless set');
     assert.equal(data.id, limited.id);
     assert.equal(data.name, 'limited');
     assert.equal(data.balance, 5);

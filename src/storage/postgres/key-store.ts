@@ -1,7 +1,7 @@
 // API keys on PostgreSQL. Only the secret's hash is stored.
 import type { Nano } from '../../billing/money.js';
-import { KEY_COLUMNS, keyRecordOf, serialiseAllowList, type KeyRow } from '../rows.js';
-import type { AllowedModels, KeyRecord, KeyStore, NewKey } from '../types.js';
+import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
+import { NO_KEY_LIMITS, type AllowedModels, type KeyRecord, type KeyStore, type LimitsPatch, type NewKey } from '../types.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 
 async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requestId: string, now: number): Promise<void> {
@@ -19,9 +19,24 @@ export class PostgresKeyStore implements KeyStore {
 
   async create(key: NewKey): Promise<KeyRecord> {
     await inTransaction(this.pool, async (client) => {
+      const limits = key.limits ?? NO_KEY_LIMITS;
       await client.query(
-        'INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-        [key.id, key.name, key.prefix, key.secretHash, serialiseAllowList(key.allowedModels), new Date(key.now).toISOString()],
+        `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          key.id,
+          key.name,
+          key.prefix,
+          key.secretHash,
+          serialiseAllowList(key.allowedModels),
+          new Date(key.now).toISOString(),
+          limits.rpm,
+          limits.tpm,
+          limits.maxConcurrent,
+          limits.budget,
+          limits.budgetPeriod,
+          key.expiresAt ?? null,
+        ],
       );
       if (key.initialBalance > 0) await applyTopUp(client, key.id, key.initialBalance, key.topupRequestId, key.now);
     });
@@ -60,6 +75,12 @@ export class PostgresKeyStore implements KeyStore {
 
   async setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined> {
     await this.pool.query('UPDATE api_keys SET allowed_models = $1 WHERE id = $2', [serialiseAllowList(models), id]);
+    return this.get(id);
+  }
+
+  async setLimits(id: string, patch: LimitsPatch): Promise<KeyRecord | undefined> {
+    const { sql, values } = limitsAssignments(patch, (i) => `$${i}`);
+    if (sql) await this.pool.query(`UPDATE api_keys SET ${sql} WHERE id = $${values.length + 1}`, [...values, id]);
     return this.get(id);
   }
 

@@ -16,7 +16,7 @@ import type {
   SettleResult,
   UsageRecord,
 } from '../types.js';
-import { SHARED_SQL, USAGE_COLUMNS, usageValues } from '../rows.js';
+import { KEY_ADMISSION_COLUMNS, refusalOf, SHARED_SQL, USAGE_COLUMNS, usageValues, type KeyAdmissionRow } from '../rows.js';
 import { inTransaction, type PostgresPool } from './connection.js';
 
 interface Figures {
@@ -43,10 +43,17 @@ function usageIfOutcome(first: number, outcomes: readonly string[], andAlso = 't
 // as short a time as possible, which is what bounds throughput on a busy key. Named statements are
 // parsed and planned once per connection.
 const SQL = {
-  /** Admission: the shared conditional UPDATE, then the hold and its entry only if it admitted. */
+  /**
+   * Admission: the key's row is locked first, then the shared conditional UPDATE, then the hold and its
+   * entry only if it admitted. A locking read returns the row's latest version (after waiting for a
+   * concurrent admission to commit), so a refusal is explained with the figures it was decided on — the
+   * statement's snapshot would be older and could call a budget refusal a balance one. Params: request id,
+   * key id, amount, expiry, now, budget period start, effective budget.
+   */
   placeHold: {
-    name: 'ledger-place-hold',
-    text: `WITH admitted AS (${SHARED_SQL.admit('$3', '$2')} RETURNING id),
+    name: 'ledger-place-hold-v3',
+    text: `WITH locked AS MATERIALIZED (SELECT id, ${KEY_ADMISSION_COLUMNS} FROM api_keys WHERE id = $2 FOR UPDATE),
+      admitted AS (${SHARED_SQL.admit('$3::bigint', '(SELECT id FROM locked)', '$5::bigint', '$6::bigint', '$7::bigint')} RETURNING id),
       hold AS (
         INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at)
         SELECT $1, id, $3, 'active', $4, $5 FROM admitted
@@ -54,22 +61,27 @@ const SQL = {
         INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at)
         SELECT id, $1, 'hold', $3, $5 FROM admitted
       )
-      SELECT (SELECT COUNT(*) FROM admitted)::int AS admitted, k.balance, k.held, k.status
-      FROM (SELECT 1) one LEFT JOIN api_keys k ON k.id = $2`,
+      SELECT (SELECT COUNT(*) FROM admitted)::int AS admitted, ${KEY_ADMISSION_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}
+      FROM (SELECT 1) one LEFT JOIN locked k ON true`,
   },
   settle: {
-    name: 'ledger-settle-v2',
-    text: `WITH outcome AS MATERIALIZED (SELECT c.outcome AS o, c.charged FROM tollgate_close_hold($1, 'captured', $2, $3) c),
-      usage AS (${usageIfOutcome(4, ['captured', 'late', 'late-capped'])})
+    name: 'ledger-settle-v3',
+    text: `WITH outcome AS MATERIALIZED (SELECT c.outcome AS o, c.charged FROM tollgate_close_hold($1, 'captured', $2, $3, $4, $5) c),
+      usage AS (${usageIfOutcome(6, ['captured', 'late', 'late-capped'])})
       SELECT o, charged FROM outcome`,
   },
   release: {
-    name: 'ledger-release-v2',
-    text: `WITH outcome AS MATERIALIZED (SELECT c.outcome AS o, c.charged FROM tollgate_close_hold($1, 'released', 0, $2) c),
+    name: 'ledger-release-v3',
+    text: `WITH outcome AS MATERIALIZED (SELECT c.outcome AS o, c.charged FROM tollgate_close_hold($1, 'released', 0, $2, 0, NULL) c),
       usage AS (${usageIfOutcome(4, ['released', 'expired'], '$3::boolean')})
       SELECT o FROM outcome`,
   },
-  renew: { name: 'ledger-renew', text: 'SELECT outcome, available, key_active FROM tollgate_renew_hold($1, $2, $3)' },
+  renew: {
+    name: 'ledger-renew-v3',
+    text: `SELECT outcome, hold_amount, k_balance AS balance, k_held AS held, k_status AS status, k_expires_at AS expires_at,
+      k_budget_spent AS budget_spent, k_budget_period_start AS budget_period_start
+      FROM tollgate_renew_hold($1, $2, $3, $4, $5)`,
+  },
 } as const;
 
 /**
@@ -99,20 +111,19 @@ export class PostgresLedgerStore implements LedgerStore {
   constructor(private readonly pool: PostgresPool) {}
 
   async placeHold(hold: HoldPlacement): Promise<Admission> {
-    const { rows } = await this.pool.query<{ admitted: number; balance: number | null; held: number | null; status: string | null }>({
+    const { rows } = await this.pool.query<{ admitted: number } & { [C in keyof KeyAdmissionRow]: KeyAdmissionRow[C] | null }>({
       ...SQL.placeHold,
-      values: [hold.requestId, hold.keyId, hold.amount, hold.expiresAt, hold.now],
+      values: [hold.requestId, hold.keyId, hold.amount, hold.expiresAt, hold.now, hold.budget.periodStart, hold.budget.limit],
     });
     const row = rows[0]!;
     if (row.admitted === 1) return { admitted: true };
-    // The figures are the statement's snapshot: what admission saw when it refused.
-    return { admitted: false, available: (row.balance ?? 0) - (row.held ?? 0), keyActive: row.status === 'active' };
+    return refusalOf(row.status === null ? undefined : (row as KeyAdmissionRow), hold.amount, hold.now, hold.budget);
   }
 
   async settle(settlement: Settlement): Promise<SettleResult> {
     const { rows } = await this.pool.query<{ o: SettleOutcome; charged: number }>({
       ...SQL.settle,
-      values: [settlement.requestId, settlement.cost, settlement.now, ...usageValues(settlement.usage)],
+      values: [settlement.requestId, settlement.cost, settlement.now, settlement.budget.periodStart, settlement.budget.limit, ...usageValues(settlement.usage)],
     });
     return { outcome: rows[0]!.o, charged: rows[0]!.charged };
   }
@@ -125,13 +136,13 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   async renewHold(renewal: HoldRenewal): Promise<RenewOutcome> {
-    const { rows } = await this.pool.query<{ outcome: RenewOutcome['outcome']; available: number | null; key_active: boolean | null }>({
+    const { rows } = await this.pool.query<{ outcome: RenewOutcome['outcome']; hold_amount: number } & KeyAdmissionRow>({
       ...SQL.renew,
-      values: [renewal.requestId, renewal.expiresAt, renewal.now],
+      values: [renewal.requestId, renewal.expiresAt, renewal.now, renewal.budget.periodStart, renewal.budget.limit],
     });
     const row = rows[0]!;
-    if (row.outcome === 'refused') return { outcome: 'refused', available: row.available ?? 0, keyActive: row.key_active === true };
-    return { outcome: row.outcome };
+    if (row.outcome !== 'refused') return { outcome: row.outcome };
+    return { outcome: 'refused', refusal: refusalOf(row.status === null ? undefined : row, row.hold_amount, renewal.now, renewal.budget) };
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {

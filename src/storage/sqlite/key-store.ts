@@ -1,7 +1,7 @@
 // API keys on SQLite. Only the secret's hash is stored.
 import type { Nano } from '../../billing/money.js';
-import { KEY_COLUMNS, keyRecordOf, serialiseAllowList, type KeyRow } from '../rows.js';
-import type { AllowedModels, KeyRecord, KeyStore, NewKey } from '../types.js';
+import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
+import { NO_KEY_LIMITS, type AllowedModels, type KeyRecord, type KeyStore, type LimitsPatch, type NewKey } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
 
 export class SqliteKeyStore implements KeyStore {
@@ -19,8 +19,8 @@ export class SqliteKeyStore implements KeyStore {
     this.byId = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
     this.all = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
     this.insert = db.prepare(
-      `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at)
-       VALUES (@id, @name, @prefix, @secretHash, @allowedModels, @createdAt)`,
+      `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
+       VALUES (@id, @name, @prefix, @secretHash, @allowedModels, @createdAt, @rpm, @tpm, @maxConcurrent, @budget, @budgetPeriod, @expiresAt)`,
     );
     this.credit = db.prepare('UPDATE api_keys SET balance = balance + ? WHERE id = ?');
     this.insertEntry = db.prepare(
@@ -40,6 +40,8 @@ export class SqliteKeyStore implements KeyStore {
           secretHash: key.secretHash,
           allowedModels: serialiseAllowList(key.allowedModels),
           createdAt: new Date(key.now).toISOString(),
+          ...(key.limits ?? NO_KEY_LIMITS),
+          expiresAt: key.expiresAt ?? null,
         });
         if (key.initialBalance > 0) this.applyTopUp(key.id, key.initialBalance, key.topupRequestId, key.now);
       })
@@ -70,6 +72,12 @@ export class SqliteKeyStore implements KeyStore {
 
   async setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined> {
     this.updateModels.run(serialiseAllowList(models), id);
+    return this.get(id);
+  }
+
+  async setLimits(id: string, patch: LimitsPatch): Promise<KeyRecord | undefined> {
+    const { sql, values } = limitsAssignments(patch, () => '?');
+    if (sql) this.db.prepare(`UPDATE api_keys SET ${sql} WHERE id = ?`).run(...values, id);
     return this.get(id);
   }
 

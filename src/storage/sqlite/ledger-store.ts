@@ -15,7 +15,7 @@ import type {
   SettleResult,
   UsageRecord,
 } from '../types.js';
-import { SHARED_SQL, USAGE_COLUMNS, usageValues } from '../rows.js';
+import { budgetUsedOf, KEY_ADMISSION_COLUMNS, refusalOf, SHARED_SQL, USAGE_COLUMNS, usageValues, type KeyAdmissionRow } from '../rows.js';
 import type { SqliteDatabase } from './connection.js';
 import type { WriteBatcher } from './write-batcher.js';
 
@@ -41,10 +41,10 @@ export class SqliteLedgerStore implements LedgerStore {
   ) {
     const s = {
       // Admission: the one conditional UPDATE (the same SQL as on PostgreSQL).
-      admit: db.prepare(SHARED_SQL.admit('@amount', '@keyId')),
-      keyState: db.prepare<[string], { balance: number; held: number; status: string }>(
-        'SELECT balance, held, status FROM api_keys WHERE id = ?',
+      admit: db.prepare<{ amount: number; keyId: string; now: number; periodStart: number; budget: number | null }>(
+        SHARED_SQL.admit('@amount', '@keyId', '@now', '@periodStart', '@budget'),
       ),
+      keyState: db.prepare<[string], KeyAdmissionRow>(`SELECT ${KEY_ADMISSION_COLUMNS} FROM api_keys WHERE id = ?`),
       insertHold: db.prepare(
         `INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at)
          VALUES (@requestId, @keyId, @amount, 'active', @expiresAt, @now)`,
@@ -57,8 +57,8 @@ export class SqliteLedgerStore implements LedgerStore {
       ),
       holdState: db.prepare<[string], HoldRow & { status: string }>('SELECT key_id, amount, seq, status FROM holds WHERE request_id = ?'),
       holdExists: db.prepare<[string], { status: string }>('SELECT status FROM holds WHERE request_id = ?'),
-      chargeAndUnhold: db.prepare<[number, number, number, string]>(
-        'UPDATE api_keys SET balance = balance - ?, spent = spent + ?, held = held - ? WHERE id = ?',
+      charge: db.prepare<{ cost: number; unheld: number; periodStart: number; keyId: string }>(
+        SHARED_SQL.charge('@cost', '@unheld', '@periodStart', '@keyId'),
       ),
       unhold: db.prepare<[number, string]>('UPDATE api_keys SET held = held - ? WHERE id = ?'),
       insertUsage: db.prepare(SHARED_SQL.insertUsage(USAGE_COLUMNS.map(() => '?'))),
@@ -77,10 +77,8 @@ export class SqliteLedgerStore implements LedgerStore {
     this.statements = s;
 
     this.placeHoldTx = db.transaction((hold: HoldPlacement): Admission => {
-      if (s.admit.run(hold).changes !== 1) {
-        const key = s.keyState.get(hold.keyId);
-        return { admitted: false, available: key ? key.balance - key.held : 0, keyActive: key?.status === 'active' };
-      }
+      const admission = { amount: hold.amount, keyId: hold.keyId, now: hold.now, periodStart: hold.budget.periodStart, budget: hold.budget.limit };
+      if (s.admit.run(admission).changes !== 1) return refusalOf(s.keyState.get(hold.keyId), hold.amount, hold.now, hold.budget);
       s.insertHold.run(hold);
       s.entry.run(hold.keyId, hold.requestId, 'hold', hold.amount, hold.now, 0);
       return { admitted: true };
@@ -88,9 +86,10 @@ export class SqliteLedgerStore implements LedgerStore {
 
     this.settleTx = db.transaction((settlement: Settlement): SettleResult => {
       const { requestId, cost, now } = settlement;
+      const periodStart = settlement.budget.periodStart;
       const active = s.closeHold.get('captured', now, requestId, 'active');
       if (active) {
-        s.chargeAndUnhold.run(cost, cost, active.amount, active.key_id);
+        s.charge.run({ cost, unheld: active.amount, periodStart, keyId: active.key_id });
         s.entry.run(active.key_id, requestId, 'release', active.amount, now, active.seq);
         s.entry.run(active.key_id, requestId, 'capture', cost, now, 0);
         s.insertUsage.run(...usageValues(settlement.usage));
@@ -103,9 +102,11 @@ export class SqliteLedgerStore implements LedgerStore {
       if (late) {
         const key = s.keyState.get(late.key_id)!;
         const available = key.balance - key.held;
-        const admitted = available >= Math.min(cost, late.amount);
-        const charged = admitted ? cost : Math.max(0, Math.min(cost, available));
-        s.chargeAndUnhold.run(charged, charged, 0, late.key_id);
+        const budgetRoom = settlement.budget.limit === null ? Infinity : settlement.budget.limit - budgetUsedOf(key, periodStart);
+        const covered = Math.min(cost, late.amount);
+        const admitted = available >= covered && budgetRoom >= covered;
+        const charged = admitted ? cost : Math.max(0, Math.min(cost, available, budgetRoom));
+        s.charge.run({ cost: charged, unheld: 0, periodStart, keyId: late.key_id });
         s.entry.run(late.key_id, requestId, 'capture', charged, now, 0);
         s.insertUsage.run(...usageValues(charged === cost ? settlement.usage : { ...settlement.usage, cost: charged }));
         return { outcome: admitted ? 'late' : 'late-capped', charged };
@@ -122,9 +123,9 @@ export class SqliteLedgerStore implements LedgerStore {
       }
       if (hold.status !== 'expired') return { outcome: 'closed' };
       // Expired while its request still ran: admitted again exactly as a new hold would be.
-      if (s.admit.run({ amount: hold.amount, keyId: hold.key_id }).changes !== 1) {
-        const key = s.keyState.get(hold.key_id);
-        return { outcome: 'refused', available: key ? key.balance - key.held : 0, keyActive: key?.status === 'active' };
+      const { budget, now } = renewal;
+      if (s.admit.run({ amount: hold.amount, keyId: hold.key_id, now, periodStart: budget.periodStart, budget: budget.limit }).changes !== 1) {
+        return { outcome: 'refused', refusal: refusalOf(s.keyState.get(hold.key_id), hold.amount, now, budget) };
       }
       s.reactivate.run(hold.seq + 1, renewal.expiresAt, renewal.requestId);
       s.entry.run(hold.key_id, renewal.requestId, 'hold', hold.amount, renewal.now, hold.seq + 1);

@@ -106,13 +106,14 @@ async function runStream(body: string, sink: RecordingSink): Promise<ChatOutcome
   } as unknown as UpstreamTransport;
   const deps: PipelineDeps = {
     config: CONFIG,
-    ledger: new Ledger(store.ledger, CONFIG.billing, log),
+    ledger: new Ledger(store.ledger, CONFIG.billing, CONFIG.limits, log),
     transport,
     log,
     health: new UpstreamHealth(),
     drains: new DrainSlots(),
+    limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal };
+  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {} };
   const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: MAX_TOKENS } as ChatRequestBody;
   return runChat(deps, client, request, () => sink);
 }

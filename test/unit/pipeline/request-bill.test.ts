@@ -48,13 +48,14 @@ async function openBill(): Promise<{ bill: RequestBill; hold: number }> {
   const log = pino({ level: 'silent' });
   const deps: PipelineDeps = {
     config: CONFIG,
-    ledger: new Ledger(store.ledger, CONFIG.billing, log),
+    ledger: new Ledger(store.ledger, CONFIG.billing, CONFIG.limits, log),
     transport: {} as UpstreamTransport,
     log,
     health: new UpstreamHealth(),
     drains: new DrainSlots(),
+    limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal };
+  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {} };
   const route = resolveRoute(CONFIG, '*', 'llama', 'chat');
   const rates = route.model.rates;
   const hold = sizeChatHold(rates, INPUT_TOKENS, MAX_OUTPUT, 1);

@@ -48,7 +48,31 @@ for (const dialect of await storeDialects()) {
           allowedModels: ['gpt-4o-mini', 'text-embedding-3-small'],
           status: 'active',
           createdAt: '2025-01-02T03:04:05.000Z',
+          limits: { rpm: null, tpm: null, maxConcurrent: null, budget: null, budgetPeriod: null },
+          expiresAt: null,
+          budgetSpent: 0,
+          budgetPeriodStart: 0,
         });
+      });
+
+      test('creates a key with its own limits and expiry', async () => {
+        const limits = { rpm: 60, tpm: 100_000, maxConcurrent: 4, budget: 2_500_000_000, budgetPeriod: 'week' as const };
+        const record = await store.keys.create(newKey({ limits, expiresAt: 1_800_000_000_000 }));
+        assert.deepEqual(record.limits, limits);
+        assert.equal(record.expiresAt, 1_800_000_000_000);
+      });
+
+      test('setLimits changes only the fields a patch names; null clears the key\'s own value', async () => {
+        await store.keys.create(newKey({ limits: { rpm: 60, tpm: 1000, maxConcurrent: null, budget: 5_000, budgetPeriod: 'day' } }));
+        let record = (await store.keys.setLimits('key_a', { tpm: null, maxConcurrent: 2, expiresAt: 1_900_000_000_000 }))!;
+        assert.deepEqual(record.limits, { rpm: 60, tpm: null, maxConcurrent: 2, budget: 5_000, budgetPeriod: 'day' });
+        assert.equal(record.expiresAt, 1_900_000_000_000);
+        record = (await store.keys.setLimits('key_a', {}))!;
+        assert.deepEqual(record.limits, { rpm: 60, tpm: null, maxConcurrent: 2, budget: 5_000, budgetPeriod: 'day' }, 'an empty patch changes nothing');
+        record = (await store.keys.setLimits('key_a', { rpm: null, budget: null, budgetPeriod: null, expiresAt: null }))!;
+        assert.deepEqual(record.limits, { rpm: null, tpm: null, maxConcurrent: 2, budget: null, budgetPeriod: null });
+        assert.equal(record.expiresAt, null);
+        assert.equal(await store.keys.setLimits('key_nope', { rpm: 1 }), undefined);
       });
 
       test('records the initial balance as a topup ledger entry', async () => {

@@ -24,8 +24,11 @@ for (const dialect of await storeDialects()) {
       await store.keys.create(testNewKey(id, { initialBalance: balance, now: T0 }));
     }
 
+    /** No budget: the key's balance alone decides (budgets have their own tests below). */
+    const NO_BUDGET = { limit: null, periodStart: 0 };
+
     function hold(requestId: string, amount: number, overrides: Partial<HoldPlacement> = {}): HoldPlacement {
-      return { requestId, keyId: 'key_a', amount, now: T0, expiresAt: T0 + TTL, ...overrides };
+      return { requestId, keyId: 'key_a', amount, now: T0, expiresAt: T0 + TTL, budget: NO_BUDGET, ...overrides };
     }
 
     function usage(requestId: string, cost: number, overrides: Partial<UsageRecord> = {}): UsageRecord {
@@ -50,11 +53,11 @@ for (const dialect of await storeDialects()) {
 
     /** Settles and returns the outcome (the charge is checked where it differs from the cost). */
     async function settle(requestId: string, cost: number, now = T0 + 1) {
-      return (await store.ledger.settle({ requestId, cost, usage: usage(requestId, cost), now })).outcome;
+      return (await store.ledger.settle({ requestId, cost, usage: usage(requestId, cost), now, budget: NO_BUDGET })).outcome;
     }
 
     async function renew(requestId: string, now: number, expiresAt = now + TTL) {
-      return store.ledger.renewHold({ requestId, expiresAt, now });
+      return store.ledger.renewHold({ requestId, expiresAt, now, budget: NO_BUDGET });
     }
 
     /** The (kind, seq, amount) entries of one request, in order. */
@@ -86,7 +89,7 @@ for (const dialect of await storeDialects()) {
         assert.deepEqual(await store.ledger.placeHold(hold('r1', 600)), { admitted: true });
         assert.deepEqual(await store.ledger.placeHold(hold('r2', 400)), { admitted: true });
         assert.deepEqual(await state(), { balance: 1000, held: 1000, spent: 0 });
-        assert.deepEqual(await store.ledger.placeHold(hold('r3', 1)), { admitted: false, available: 0, keyActive: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r3', 1)), { admitted: false, reason: 'balance', available: 0, budgetUsed: 1000, keyActive: true });
         assert.deepEqual(await state(), { balance: 1000, held: 1000, spent: 0 });
         await assertConsistent();
       });
@@ -94,7 +97,7 @@ for (const dialect of await storeDialects()) {
       test('refuses a hold one nano-dollar over the available amount and reports what is available', async () => {
         await createKey('key_a', 1000);
         await store.ledger.placeHold(hold('r1', 300));
-        assert.deepEqual(await store.ledger.placeHold(hold('r2', 701)), { admitted: false, available: 700, keyActive: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r2', 701)), { admitted: false, reason: 'balance', available: 700, budgetUsed: 300, keyActive: true });
         assert.deepEqual(await store.ledger.placeHold(hold('r3', 700)), { admitted: true });
       });
 
@@ -106,13 +109,13 @@ for (const dialect of await storeDialects()) {
       test('never admits a hold for a revoked key, not even a zero one', async () => {
         await createKey('key_a', 1000);
         await store.keys.revoke('key_a', T0);
-        assert.deepEqual(await store.ledger.placeHold(hold('r1', 0)), { admitted: false, available: 1000, keyActive: false });
-        assert.deepEqual(await store.ledger.placeHold(hold('r2', 10)), { admitted: false, available: 1000, keyActive: false });
+        assert.deepEqual(await store.ledger.placeHold(hold('r1', 0)), { admitted: false, reason: 'inactive', available: 1000, budgetUsed: 0, keyActive: false });
+        assert.deepEqual(await store.ledger.placeHold(hold('r2', 10)), { admitted: false, reason: 'inactive', available: 1000, budgetUsed: 0, keyActive: false });
         assert.equal((await state()).held, 0);
       });
 
       test('refuses a hold for an unknown key', async () => {
-        assert.deepEqual(await store.ledger.placeHold(hold('r1', 0, { keyId: 'key_nope' })), { admitted: false, available: 0, keyActive: false });
+        assert.deepEqual(await store.ledger.placeHold(hold('r1', 0, { keyId: 'key_nope' })), { admitted: false, reason: 'inactive', available: 0, budgetUsed: 0, keyActive: false });
       });
 
       test('refuses a second hold with the same request id without changing held', async () => {
@@ -128,8 +131,101 @@ for (const dialect of await storeDialects()) {
         await createKey('key_b', 50);
         assert.deepEqual(await store.ledger.placeHold(hold('r1', 1000)), { admitted: true });
         assert.deepEqual(await store.ledger.placeHold(hold('r2', 50, { keyId: 'key_b' })), { admitted: true });
-        assert.deepEqual(await store.ledger.placeHold(hold('r3', 1, { keyId: 'key_b' })), { admitted: false, available: 0, keyActive: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r3', 1, { keyId: 'key_b' })), { admitted: false, reason: 'balance', available: 0, budgetUsed: 50, keyActive: true });
         assert.deepEqual(await state('key_b'), { balance: 50, held: 50, spent: 0 });
+      });
+    });
+
+    describe('budgets and expiry in admission', () => {
+      const DAY1 = T0 - (T0 % 86_400_000);
+      const DAY2 = DAY1 + 86_400_000;
+      const budget = (limit: number, periodStart = DAY1) => ({ limit, periodStart });
+
+      test('refuses a hold the budget does not cover although the balance does, and says so', async () => {
+        await createKey('key_a', 10_000);
+        assert.deepEqual(await store.ledger.placeHold(hold('r1', 600, { budget: budget(1000) })), { admitted: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r2', 401, { budget: budget(1000) })), {
+          admitted: false,
+          reason: 'budget',
+          available: 9_400,
+          budgetUsed: 600,
+          keyActive: true,
+        });
+        assert.deepEqual(await store.ledger.placeHold(hold('r3', 400, { budget: budget(1000) })), { admitted: true }, 'exactly up to the budget');
+        assert.equal((await state()).held, 1000);
+        await assertConsistent();
+      });
+
+      test('counts captures in the period plus active holds; a capture above its hold counts in full', async () => {
+        await createKey('key_a', 10_000);
+        await store.ledger.placeHold(hold('r1', 300, { budget: budget(1000) }));
+        await store.ledger.settle({ requestId: 'r1', cost: 500, usage: usage('r1', 500), now: T0 + 1, budget: budget(1000) });
+        await store.ledger.placeHold(hold('r2', 200, { budget: budget(1000) }));
+        const key = (await store.keys.get('key_a'))!;
+        assert.deepEqual([key.budgetSpent, key.budgetPeriodStart, key.held], [500, DAY1, 200]);
+        assert.deepEqual(await store.ledger.placeHold(hold('r3', 301, { budget: budget(1000) })), {
+          admitted: false,
+          reason: 'budget',
+          available: 9_300,
+          budgetUsed: 700,
+          keyActive: true,
+        });
+      });
+
+      test('a new period starts clean at its boundary, holds still in flight counting in it', async () => {
+        await createKey('key_a', 10_000);
+        await store.ledger.placeHold(hold('r1', 400, { budget: budget(1000) }));
+        await store.ledger.settle({ requestId: 'r1', cost: 400, usage: usage('r1', 400), now: T0 + 1, budget: budget(1000) });
+        await store.ledger.placeHold(hold('r2', 500, { budget: budget(1000) }));
+        assert.equal((await store.ledger.placeHold(hold('r3', 101, { budget: budget(1000) }))).admitted, false);
+        // The next day: yesterday's 400 no longer counts; the 500 still held does.
+        assert.deepEqual(await store.ledger.placeHold(hold('r4', 500, { now: DAY2, budget: budget(1000, DAY2) })), { admitted: true });
+        assert.equal((await store.ledger.placeHold(hold('r5', 1, { now: DAY2, budget: budget(1000, DAY2) }))).admitted, false);
+        // r2, held yesterday, is captured today: it counts in today's period.
+        await store.ledger.settle({ requestId: 'r2', cost: 100, usage: usage('r2', 100), now: DAY2 + 5, budget: budget(1000, DAY2) });
+        const key = (await store.keys.get('key_a'))!;
+        assert.deepEqual([key.budgetSpent, key.budgetPeriodStart, key.held], [100, DAY2, 500]);
+        await assertConsistent();
+      });
+
+      test('a capture in a new period starts that period\'s count even before any admission in it', async () => {
+        await createKey('key_a', 10_000);
+        await store.ledger.placeHold(hold('r1', 400, { budget: budget(1000) }));
+        await store.ledger.settle({ requestId: 'r1', cost: 250, usage: usage('r1', 250), now: DAY2 + 1, budget: budget(1000, DAY2) });
+        const key = (await store.keys.get('key_a'))!;
+        assert.deepEqual([key.budgetSpent, key.budgetPeriodStart], [250, DAY2]);
+      });
+
+      test('a late capture is capped by the budget room as well as by the balance', async () => {
+        await createKey('key_a', 10_000);
+        await store.ledger.placeHold(hold('r1', 600, { expiresAt: T0 + 10, budget: budget(1000) }));
+        await store.ledger.expireHolds(T0 + 10, 10);
+        await store.ledger.placeHold(hold('r2', 700, { budget: budget(1000) }));
+        const result = await store.ledger.settle({ requestId: 'r1', cost: 500, usage: usage('r1', 500), now: T0 + 20, budget: budget(1000) });
+        assert.deepEqual(result, { outcome: 'late-capped', charged: 300 });
+        assert.equal((await store.keys.get('key_a'))!.budgetSpent, 300);
+        await assertConsistent();
+      });
+
+      test('a re-admission of an expired hold checks the budget like a new hold', async () => {
+        await createKey('key_a', 10_000);
+        await store.ledger.placeHold(hold('r1', 600, { expiresAt: T0 + 10, budget: budget(1000) }));
+        await store.ledger.expireHolds(T0 + 10, 10);
+        await store.ledger.placeHold(hold('r2', 500, { budget: budget(1000) }));
+        const renewed = await store.ledger.renewHold({ requestId: 'r1', expiresAt: T0 + TTL, now: T0 + 20, budget: budget(1000) });
+        assert.deepEqual(renewed, { outcome: 'refused', refusal: { admitted: false, reason: 'budget', available: 9_500, budgetUsed: 500, keyActive: true } });
+      });
+
+      test('never admits a hold for a key past its expiry, even a zero one', async () => {
+        await store.keys.create(testNewKey('key_a', { initialBalance: 1000, now: T0, expiresAt: T0 + 100 }));
+        assert.deepEqual(await store.ledger.placeHold(hold('r1', 0, { now: T0 + 99 })), { admitted: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r2', 0, { now: T0 + 100 })), {
+          admitted: false,
+          reason: 'inactive',
+          available: 1000,
+          budgetUsed: 0,
+          keyActive: false,
+        });
       });
     });
 
@@ -197,7 +293,7 @@ for (const dialect of await storeDialects()) {
         await store.ledger.placeHold(hold('r1', 400, { expiresAt: T0 + 10 }));
         await store.ledger.expireHolds(T0 + 10, 100);
         await store.ledger.placeHold(hold('r2', 800));
-        const result = await store.ledger.settle({ requestId: 'r1', cost: 250, usage: usage('r1', 250), now: T0 + 20 });
+        const result = await store.ledger.settle({ requestId: 'r1', cost: 250, usage: usage('r1', 250), now: T0 + 20, budget: NO_BUDGET });
         assert.deepEqual(result, { outcome: 'late-capped', charged: 200 });
         assert.deepEqual(await state(), { balance: 800, held: 800, spent: 200 });
         const rows = await usageRows();
@@ -212,7 +308,7 @@ for (const dialect of await storeDialects()) {
         await store.ledger.placeHold(hold('r1', 400, { expiresAt: T0 + 10 }));
         await store.ledger.expireHolds(T0 + 10, 100);
         await store.ledger.placeHold(hold('r2', 500));
-        assert.deepEqual(await store.ledger.settle({ requestId: 'r1', cost: 600, usage: usage('r1', 600), now: T0 + 20 }), { outcome: 'late', charged: 600 });
+        assert.deepEqual(await store.ledger.settle({ requestId: 'r1', cost: 600, usage: usage('r1', 600), now: T0 + 20, budget: NO_BUDGET }), { outcome: 'late', charged: 600 });
         assert.deepEqual(await state(), { balance: 400, held: 500, spent: 600 });
         await assertConsistent();
       });
@@ -222,7 +318,7 @@ for (const dialect of await storeDialects()) {
         await store.ledger.placeHold(hold('r1', 500, { expiresAt: T0 + 10 }));
         await store.ledger.expireHolds(T0 + 10, 100);
         await store.ledger.placeHold(hold('r2', 500));
-        assert.deepEqual(await store.ledger.settle({ requestId: 'r1', cost: 300, usage: usage('r1', 300), now: T0 + 20 }), { outcome: 'late-capped', charged: 0 });
+        assert.deepEqual(await store.ledger.settle({ requestId: 'r1', cost: 300, usage: usage('r1', 300), now: T0 + 20, budget: NO_BUDGET }), { outcome: 'late-capped', charged: 0 });
         assert.deepEqual(await state(), { balance: 500, held: 500, spent: 0 });
         assert.deepEqual(await entriesOf('r1'), ['hold#0:500', 'release#0:500', 'capture#0:0']);
         await assertConsistent();
@@ -233,10 +329,10 @@ for (const dialect of await storeDialects()) {
         await store.ledger.placeHold(hold('r1', 900));
         assert.equal(await settle('r1', 1500), 'captured');
         assert.deepEqual(await state(), { balance: -500, held: 0, spent: 1500 });
-        assert.deepEqual(await store.ledger.placeHold(hold('r2', 0)), { admitted: false, available: -500, keyActive: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r2', 0)), { admitted: false, reason: 'balance', available: -500, budgetUsed: 1500, keyActive: true });
         await store.keys.topUp('key_a', 500, 'topup-2', T0);
         assert.deepEqual(await store.ledger.placeHold(hold('r3', 0)), { admitted: true });
-        assert.deepEqual(await store.ledger.placeHold(hold('r4', 1)), { admitted: false, available: 0, keyActive: true });
+        assert.deepEqual(await store.ledger.placeHold(hold('r4', 1)), { admitted: false, reason: 'balance', available: 0, budgetUsed: 1500, keyActive: true });
         await assertConsistent();
       });
     });
@@ -365,7 +461,7 @@ for (const dialect of await storeDialects()) {
         await store.ledger.placeHold(hold('r1', 600, { expiresAt: T0 + 10 }));
         await store.ledger.expireHolds(T0 + 10, 10);
         await store.ledger.placeHold(hold('r2', 500));
-        assert.deepEqual(await renew('r1', T0 + 20), { outcome: 'refused', available: 500, keyActive: true });
+        assert.deepEqual(await renew('r1', T0 + 20), { outcome: 'refused', refusal: { admitted: false, reason: 'balance', available: 500, budgetUsed: 500, keyActive: true } });
         assert.deepEqual(await state(), { balance: 1000, held: 500, spent: 0 });
         assert.deepEqual(await entriesOf('r1'), ['hold#0:600', 'release#0:600']);
         await assertConsistent();
@@ -376,7 +472,7 @@ for (const dialect of await storeDialects()) {
         await store.ledger.placeHold(hold('r1', 100, { expiresAt: T0 + 10 }));
         await store.ledger.expireHolds(T0 + 10, 10);
         await store.keys.revoke('key_a', T0 + 11);
-        assert.deepEqual(await renew('r1', T0 + 20), { outcome: 'refused', available: 1000, keyActive: false });
+        assert.deepEqual(await renew('r1', T0 + 20), { outcome: 'refused', refusal: { admitted: false, reason: 'inactive', available: 1000, budgetUsed: 0, keyActive: false } });
         assert.equal((await state()).held, 0);
       });
 
@@ -408,12 +504,48 @@ for (const dialect of await storeDialects()) {
       const pick = <T>(items: readonly T[]): T | undefined => (items.length === 0 ? undefined : items[Math.floor(random() * items.length)]);
 
       const keyIds = ['key_a', 'key_b'];
-      const model = new Map<string, { balance: number; held: number; topups: number; charges: number; active: boolean; overdrawn: boolean }>();
+      interface ModelKey {
+        balance: number;
+        held: number;
+        topups: number;
+        charges: number;
+        active: boolean;
+        overdrawn: boolean;
+        /** key_b has a budget per (hour-long, here) period; key_a none. */
+        budget: number | null;
+        periodSpent: number;
+        periodStart: number;
+      }
+      const model = new Map<string, ModelKey>();
       for (const id of keyIds) {
         const initial = int(5_000_000);
         await createKey(id, initial);
-        model.set(id, { balance: initial, held: 0, topups: initial, charges: 0, active: true, overdrawn: false });
+        const budget = id === 'key_b' ? 1_000_000 + int(4_000_000) : null;
+        model.set(id, { balance: initial, held: 0, topups: initial, charges: 0, active: true, overdrawn: false, budget, periodSpent: 0, periodStart: 0 });
       }
+      /** The store takes any period start: an hour keeps the history crossing periods often. */
+      const PERIOD_MS = 3_600_000;
+      const windowOf = (m: ModelKey, at: number) => ({ limit: m.budget, periodStart: at - (at % PERIOD_MS) });
+      /** Spent in the current period plus active holds. */
+      const budgetUsed = (m: ModelKey, at: number) => (m.periodStart === windowOf(m, at).periodStart ? m.periodSpent : 0) + m.held;
+      /** Admission's rule, in the model: active, the balance covers, the budget covers. */
+      const admits = (m: ModelKey, amount: number, at: number) =>
+        m.active && m.balance - m.held >= amount && (m.budget === null || budgetUsed(m, at) + amount <= m.budget);
+      const refusalFor = (m: ModelKey, amount: number, at: number) => ({
+        admitted: false,
+        reason: !m.active ? 'inactive' : m.budget !== null && budgetUsed(m, at) + amount > m.budget ? 'budget' : 'balance',
+        available: m.balance - m.held,
+        budgetUsed: budgetUsed(m, at),
+        keyActive: m.active,
+      });
+      /** Admission and capture both start the period's counter afresh in a new period. */
+      const enterPeriod = (m: ModelKey, at: number) => {
+        const start = windowOf(m, at).periodStart;
+        if (m.periodStart !== start) {
+          m.periodStart = start;
+          m.periodSpent = 0;
+        }
+      };
       const holds = new Map<string, ModelHold>();
       const captures: string[] = [];
       /** Usage rows are one per request id: the first one written stays. */
@@ -450,26 +582,30 @@ for (const dialect of await storeDialects()) {
           const amount = shape < 0.1 ? 0 : shape < 0.2 ? Math.max(0, k.balance - k.held) : int(2_000_000);
           const expiresAt = now + int(TTL);
           op = `placeHold(${keyId}, ${requestId}, ${amount})`;
-          const admission = await store.ledger.placeHold({ requestId, keyId, amount, now, expiresAt });
-          const expected = k.active && k.balance - k.held >= amount;
-          saw(expected ? 'admitted' : k.active ? 'refused' : 'refused-revoked');
+          const admission = await store.ledger.placeHold({ requestId, keyId, amount, now, expiresAt, budget: windowOf(k, now) });
+          const expected = admits(k, amount, now);
           if (expected) {
+            saw('admitted');
             assert.deepEqual(admission, { admitted: true }, `seed=${seed} step=${step} ${op}`);
+            enterPeriod(k, now);
             k.held += amount;
             holds.set(requestId, { keyId, amount, expiresAt, status: 'active' });
           } else {
-            assert.deepEqual(admission, { admitted: false, available: k.balance - k.held, keyActive: k.active }, `seed=${seed} step=${step} ${op}`);
+            const refusal = refusalFor(k, amount, now);
+            saw(`refused-${refusal.reason}`);
+            assert.deepEqual(admission, refusal, `seed=${seed} step=${step} ${op}`);
           }
         } else if (roll < 0.7) {
           const requestId = target();
           const h = holds.get(requestId);
           const cost = h ? int(Math.max(1, Math.round(h.amount * (random() < 0.25 ? 2 : 1)))) : int(1000);
           op = `settle(${requestId}, ${cost})`;
-          const result = await store.ledger.settle({ requestId, cost, usage: usage(requestId, cost, { keyId: h?.keyId ?? keyId }), now });
-          const owner = h ? model.get(h.keyId)! : undefined;
-          // Late: charged in full only if the key covers again what the expired hold covered, else capped.
-          const lateAvailable = owner ? owner.balance - owner.held : 0;
-          const lateAdmitted = h !== undefined && lateAvailable >= Math.min(cost, h.amount);
+          const owner = h ? model.get(h.keyId)! : k;
+          const result = await store.ledger.settle({ requestId, cost, usage: usage(requestId, cost, { keyId: h?.keyId ?? keyId }), now, budget: windowOf(owner, now) });
+          // Late: charged in full only if the key covers again — balance and budget — what the expired hold covered, else capped.
+          const lateAvailable = owner.balance - owner.held;
+          const lateBudgetRoom = owner.budget === null ? Infinity : owner.budget - budgetUsed(owner, now);
+          const lateAdmitted = h !== undefined && lateAvailable >= Math.min(cost, h.amount) && lateBudgetRoom >= Math.min(cost, h.amount);
           const expected = !h
             ? 'missing'
             : h.status === 'active'
@@ -479,11 +615,14 @@ for (const dialect of await storeDialects()) {
                   ? 'late'
                   : 'late-capped'
                 : 'duplicate';
-          const charged = expected === 'captured' || expected === 'late' ? cost : expected === 'late-capped' ? Math.max(0, Math.min(cost, lateAvailable)) : 0;
+          const charged =
+            expected === 'captured' || expected === 'late' ? cost : expected === 'late-capped' ? Math.max(0, Math.min(cost, lateAvailable, lateBudgetRoom)) : 0;
           saw(`settle:${expected}`);
           if (h && expected === 'captured' && cost > h.amount) saw('overage');
           assert.deepEqual(result, { outcome: expected, charged }, `seed=${seed} step=${step} ${op}`);
-          if (h && owner && (expected === 'captured' || expected === 'late' || expected === 'late-capped')) {
+          if (h && (expected === 'captured' || expected === 'late' || expected === 'late-capped')) {
+            enterPeriod(owner, now);
+            owner.periodSpent += charged;
             owner.balance -= charged;
             owner.charges += charged;
             if (expected === 'captured') owner.held -= h.amount;
@@ -527,18 +666,19 @@ for (const dialect of await storeDialects()) {
           const h = holds.get(requestId);
           const expiresAt = now + int(TTL);
           op = `renewHold(${requestId})`;
-          const renewed = await store.ledger.renewHold({ requestId, expiresAt, now });
-          const owner = h ? model.get(h.keyId)! : undefined;
+          const owner = h ? model.get(h.keyId)! : k;
+          const renewed = await store.ledger.renewHold({ requestId, expiresAt, now, budget: windowOf(owner, now) });
           let expected: Awaited<ReturnType<typeof store.ledger.renewHold>>;
-          if (!h || !owner) expected = { outcome: 'missing' };
+          if (!h) expected = { outcome: 'missing' };
           else if (h.status === 'active') expected = { outcome: 'extended' };
           else if (h.status !== 'expired') expected = { outcome: 'closed' };
-          else if (owner.active && owner.balance - owner.held >= h.amount) expected = { outcome: 'readmitted' };
-          else expected = { outcome: 'refused', available: owner.balance - owner.held, keyActive: owner.active };
+          else if (admits(owner, h.amount, now)) expected = { outcome: 'readmitted' };
+          else expected = { outcome: 'refused', refusal: refusalFor(owner, h.amount, now) } as typeof expected;
           saw(`renew:${expected.outcome}`);
           assert.deepEqual(renewed, expected, `seed=${seed} step=${step} ${op}`);
-          if (h && owner && (expected.outcome === 'extended' || expected.outcome === 'readmitted')) h.expiresAt = expiresAt;
-          if (h && owner && expected.outcome === 'readmitted') {
+          if (h && (expected.outcome === 'extended' || expected.outcome === 'readmitted')) h.expiresAt = expiresAt;
+          if (h && expected.outcome === 'readmitted') {
+            enterPeriod(owner, now);
             h.status = 'active';
             owner.held += h.amount;
           }
@@ -559,6 +699,11 @@ for (const dialect of await storeDialects()) {
           assert.equal(audit.cached.spent, m.charges, `${label}: spent`);
           assert.equal(m.topups, audit.cached.balance + audit.cached.spent, `${label}: conservation Σtopup = balance + Σcapture`);
           if (!m.overdrawn) assert.ok(audit.cached.balance - audit.cached.held >= 0, `${label}: available went below zero without an overage`);
+          const row = (await store.keys.get(id))!;
+          const periodStart = windowOf(m, now).periodStart;
+          const usedNow = (row.budgetPeriodStart === periodStart ? row.budgetSpent : 0) + row.held;
+          assert.equal(usedNow, budgetUsed(m, now), `${label}: budget used (spent in the period + held)`);
+          if (m.budget !== null && !m.overdrawn) assert.ok(usedNow <= m.budget, `${label}: spend in the period above the budget without an overage`);
           const active = [...holds.values()].filter((h) => h.keyId === id && h.status === 'active');
           assert.equal(audit.activeHolds, active.length, `${label}: active holds`);
           assert.equal(audit.cached.held, active.reduce((sum, h) => sum + h.amount, 0), `${label}: held = Σ active holds`);
@@ -574,7 +719,9 @@ for (const dialect of await storeDialects()) {
     /** What every seeded history must have exercised, or it proves little. */
     const REQUIRED_OUTCOMES = [
       'admitted',
-      'refused',
+      'refused-balance',
+      'refused-budget',
+      'refused-inactive',
       'overage',
       'settle:captured',
       'settle:late',

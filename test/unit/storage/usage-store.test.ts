@@ -40,8 +40,8 @@ for (const dialect of await storeDialects()) {
 
     /** Places and settles a hold so the row is written the way the pipeline writes it. */
     async function record(usage: UsageRecord): Promise<void> {
-      await store.ledger.placeHold({ requestId: usage.requestId, keyId: usage.keyId, amount: 10_000, now: usage.time, expiresAt: usage.time + 60_000 });
-      assert.deepEqual(await store.ledger.settle({ requestId: usage.requestId, cost: usage.cost, usage, now: usage.time }), { outcome: 'captured', charged: usage.cost });
+      await store.ledger.placeHold({ requestId: usage.requestId, keyId: usage.keyId, amount: 10_000, now: usage.time, expiresAt: usage.time + 60_000, budget: { limit: null, periodStart: 0 } });
+      assert.deepEqual(await store.ledger.settle({ requestId: usage.requestId, cost: usage.cost, usage, now: usage.time, budget: { limit: null, periodStart: 0 } }), { outcome: 'captured', charged: usage.cost });
     }
 
     describe('UsageStore', () => {

@@ -81,14 +81,14 @@ describe('WriteBatcher', () => {
       // Ten holds of 300 queued in the same turn: the first three fit, the rest see them.
       const admissions = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          store.ledger.placeHold({ requestId: `r${i}`, keyId: 'key_a', amount: 300, now: 0, expiresAt: 60_000 }),
+          store.ledger.placeHold({ requestId: `r${i}`, keyId: 'key_a', amount: 300, now: 0, expiresAt: 60_000, budget: { limit: null, periodStart: 0 } }),
         ),
       );
       assert.deepEqual(
         admissions.map((a) => a.admitted),
         [true, true, true, false, false, false, false, false, false, false],
       );
-      assert.deepEqual(admissions[3], { admitted: false, available: 100, keyActive: true });
+      assert.deepEqual(admissions[3], { admitted: false, reason: 'balance', available: 100, budgetUsed: 900, keyActive: true });
       const audit = await store.ledger.audit('key_a');
       assert.deepEqual(audit.cached, { balance: 1_000, held: 900, spent: 0 });
       assert.deepEqual(audit.derived, audit.cached);
