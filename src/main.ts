@@ -35,7 +35,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
   const ledger = new Ledger(store.ledger, config.billing, config.limits, log);
-  const sweeper = new HoldSweeper(store.ledger, config.billing.sweepIntervalSeconds, log);
+  const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);

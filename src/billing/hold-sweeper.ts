@@ -1,7 +1,8 @@
 // Releases holds whose expiry has passed (a crashed process, a request that never settled), so no
-// hold outlives its TTL by more than one sweep interval.
+// hold outlives its TTL by more than one sweep interval; and deletes Idempotency-Key records past
+// their keeping time.
 import type { Logger } from 'pino';
-import type { LedgerStore } from '../storage/types.js';
+import type { IdempotencyStore, LedgerStore } from '../storage/types.js';
 
 const BATCH = 500;
 
@@ -11,6 +12,7 @@ export class HoldSweeper {
 
   constructor(
     private readonly store: LedgerStore,
+    private readonly idempotency: IdempotencyStore,
     private readonly intervalSeconds: number,
     private readonly log: Logger,
   ) {}
@@ -43,6 +45,13 @@ export class HoldSweeper {
         if (batch < BATCH) break;
       }
       if (released > 0) this.log.info({ released }, 'sweeper: released expired holds');
+      let forgotten = 0;
+      for (;;) {
+        const batch = await this.idempotency.expire(Date.now(), BATCH);
+        forgotten += batch;
+        if (batch < BATCH) break;
+      }
+      if (forgotten > 0) this.log.debug({ forgotten }, 'sweeper: deleted expired Idempotency-Key records');
     } catch (error) {
       this.log.error({ err: error }, 'sweeper: failed');
     }

@@ -164,6 +164,20 @@ export interface LedgerAudit {
   readonly activeHolds: number;
 }
 
+export interface HoldGrowth {
+  readonly requestId: string;
+  /** What the hold grows by (nano-dollars): admitted like a new hold of this amount. */
+  readonly amount: Nano;
+  readonly now: number;
+  readonly budget: BudgetWindow;
+}
+
+/**
+ * grown: admitted, the hold now covers `amount` more; refused: the key cannot cover it (balance or budget);
+ * expired: a sweeper expired the hold (renew it first); closed: already captured or released; missing.
+ */
+export type GrowOutcome = { readonly outcome: 'grown' | 'expired' | 'closed' | 'missing' } | { readonly outcome: 'refused'; readonly refusal: Refusal };
+
 export interface KeyStore {
   create(key: NewKey): Promise<KeyRecord>;
   /** Any status: the caller decides what a revoked key may do. */
@@ -188,6 +202,8 @@ export interface LedgerStore {
   release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome>;
   /** A live request keeps its hold: extends it, or re-admits it if a sweeper expired it meanwhile. */
   renewHold(renewal: HoldRenewal): Promise<RenewOutcome>;
+  /** Grows an active hold by `amount` through the same atomic admission as a new hold (growing holds). */
+  growHold(growth: HoldGrowth): Promise<GrowOutcome>;
   /** Releases holds whose expiry has passed; returns how many. */
   expireHolds(now: number, limit: number): Promise<number>;
   audit(keyId: string): Promise<LedgerAudit>;
@@ -205,6 +221,50 @@ export interface UsageStore {
   list(query: UsageQuery): Promise<UsageRecord[]>;
 }
 
+/** A recorded answer, replayed to a retry with the same Idempotency-Key. */
+export interface StoredAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  /** The whole body (a stream: its whole SSE text). */
+  readonly body: string;
+}
+
+export interface IdempotencyClaim {
+  /** Whose keys: 'admin', or 'key:<api key id>' — the same Idempotency-Key of two callers never meets. */
+  readonly scope: string;
+  readonly key: string;
+  /** SHA-256 of what makes two requests the same (method, path, body). */
+  readonly requestHash: string;
+  readonly now: number;
+  /** How long a running claim stands before it counts as abandoned (its process died). */
+  readonly leaseMs: number;
+  /** How long the record is kept (≥ 24 h by contract). */
+  readonly keepMs: number;
+}
+
+/**
+ * claimed: the caller runs the request (a new key, an expired record, or a claim whose lease lapsed);
+ * running: another request with this key is in flight; mismatch: the key was used with another request;
+ * done: it finished — `answer` to replay, or null when it was too large to keep.
+ */
+export type ClaimOutcome =
+  | { readonly outcome: 'claimed' | 'running' | 'mismatch' }
+  | { readonly outcome: 'done'; readonly answer: StoredAnswer | null };
+
+/** Idempotency-Key records: one mechanism for every endpoint that takes the header. */
+export interface IdempotencyStore {
+  /** Atomically claims (scope, key) for a request, or says why it cannot run. */
+  claim(claim: IdempotencyClaim): Promise<ClaimOutcome>;
+  /** Records the answer (null: too large to keep) of a claimed request; replays return it from now on. */
+  complete(scope: string, key: string, answer: StoredAnswer | null, now: number): Promise<void>;
+  /** A long request keeps its claim from lapsing. */
+  renew(scope: string, key: string, leaseUntil: number): Promise<void>;
+  /** The claimed request had no effect and may run again (it was refused before doing anything). */
+  forget(scope: string, key: string): Promise<void>;
+  /** Deletes records past their expiry; returns how many. */
+  expire(now: number, limit: number): Promise<number>;
+}
+
 export interface StoreOptions {
   /**
    * How long a write waits for another process's lock. The SQLite driver waits synchronously, so the
@@ -219,5 +279,6 @@ export interface Store {
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
+  readonly idempotency: IdempotencyStore;
   close(): Promise<void>;
 }

@@ -5,6 +5,8 @@
 // together with an append-only ledger entry.
 import type {
   Admission,
+  GrowOutcome,
+  HoldGrowth,
   HoldPlacement,
   HoldRenewal,
   LedgerAudit,
@@ -76,6 +78,12 @@ const SQL = {
       usage AS (${usageIfOutcome(4, ['released', 'expired'], '$3::boolean')})
       SELECT o FROM outcome`,
   },
+  grow: {
+    name: 'ledger-grow',
+    text: `SELECT outcome, k_balance AS balance, k_held AS held, k_status AS status, k_expires_at AS expires_at,
+      k_budget_spent AS budget_spent, k_budget_period_start AS budget_period_start
+      FROM tollgate_grow_hold($1, $2, $3, $4, $5)`,
+  },
   renew: {
     name: 'ledger-renew-v3',
     text: `SELECT outcome, hold_amount, k_balance AS balance, k_held AS held, k_status AS status, k_expires_at AS expires_at,
@@ -143,6 +151,16 @@ export class PostgresLedgerStore implements LedgerStore {
     const row = rows[0]!;
     if (row.outcome !== 'refused') return { outcome: row.outcome };
     return { outcome: 'refused', refusal: refusalOf(row.status === null ? undefined : row, row.hold_amount, renewal.now, renewal.budget) };
+  }
+
+  async growHold(growth: HoldGrowth): Promise<GrowOutcome> {
+    const { rows } = await this.pool.query<{ outcome: GrowOutcome['outcome'] } & KeyAdmissionRow>({
+      ...SQL.grow,
+      values: [growth.requestId, growth.amount, growth.now, growth.budget.periodStart, growth.budget.limit],
+    });
+    const row = rows[0]!;
+    if (row.outcome !== 'refused') return { outcome: row.outcome };
+    return { outcome: 'refused', refusal: refusalOf(row.status === null ? undefined : row, growth.amount, growth.now, growth.budget) };
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {

@@ -2,6 +2,7 @@
 // one database: admission is the conditional UPDATE on the key row, so their holds never overdraw a key.
 import type { Store, StoreOptions } from '../types.js';
 import { openPostgres } from './connection.js';
+import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
 import { PostgresUsageStore } from './usage-store.js';
@@ -13,6 +14,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     keys: new PostgresKeyStore(pool),
     ledger: new PostgresLedgerStore(pool),
     usage: new PostgresUsageStore(pool),
+    idempotency: new PostgresIdempotencyStore(pool),
     close() {
       closed ??= pool.end();
       return closed;

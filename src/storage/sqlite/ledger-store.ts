@@ -5,6 +5,8 @@
 import type { Nano } from '../../billing/money.js';
 import type {
   Admission,
+  GrowOutcome,
+  HoldGrowth,
   HoldPlacement,
   HoldRenewal,
   LedgerAudit,
@@ -32,6 +34,7 @@ export class SqliteLedgerStore implements LedgerStore {
   private readonly placeHoldTx;
   private readonly settleTx;
   private readonly renewTx;
+  private readonly growTx;
   private readonly releaseTx;
   private readonly expireTx;
 
@@ -63,6 +66,7 @@ export class SqliteLedgerStore implements LedgerStore {
       unhold: db.prepare<[number, string]>('UPDATE api_keys SET held = held - ? WHERE id = ?'),
       insertUsage: db.prepare(SHARED_SQL.insertUsage(USAGE_COLUMNS.map(() => '?'))),
       extend: db.prepare<[number, string]>("UPDATE holds SET expires_at = ? WHERE request_id = ? AND status = 'active'"),
+      grow: db.prepare<[number, string]>("UPDATE holds SET amount = amount + ?, seq = seq + 1 WHERE request_id = ? AND status = 'active'"),
       reactivate: db.prepare<[number, number, string]>(
         "UPDATE holds SET status = 'active', seq = ?, expires_at = ?, settled_at = NULL WHERE request_id = ? AND status = 'expired'",
       ),
@@ -132,6 +136,19 @@ export class SqliteLedgerStore implements LedgerStore {
       return { outcome: 'readmitted' };
     });
 
+    this.growTx = db.transaction((growth: HoldGrowth): GrowOutcome => {
+      const hold = s.holdState.get(growth.requestId);
+      if (!hold) return { outcome: 'missing' };
+      if (hold.status !== 'active') return { outcome: hold.status === 'expired' ? 'expired' : 'closed' };
+      const { amount, now, budget } = growth;
+      if (s.admit.run({ amount, keyId: hold.key_id, now, periodStart: budget.periodStart, budget: budget.limit }).changes !== 1) {
+        return { outcome: 'refused', refusal: refusalOf(s.keyState.get(hold.key_id), amount, now, budget) };
+      }
+      s.grow.run(amount, growth.requestId);
+      s.entry.run(hold.key_id, growth.requestId, 'hold', amount, now, hold.seq + 1);
+      return { outcome: 'grown' };
+    });
+
     this.releaseTx = db.transaction((requestId: string, usage: UsageRecord | undefined, now: number): ReleaseOutcome => {
       const active = s.closeHold.get('released', now, requestId, 'active');
       let outcome: ReleaseOutcome;
@@ -176,6 +193,10 @@ export class SqliteLedgerStore implements LedgerStore {
 
   renewHold(renewal: HoldRenewal): Promise<RenewOutcome> {
     return this.batcher.enqueue(() => this.renewTx(renewal));
+  }
+
+  growHold(growth: HoldGrowth): Promise<GrowOutcome> {
+    return this.batcher.enqueue(() => this.growTx(growth));
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {

@@ -1,6 +1,7 @@
 // The SQLite Store: one connection shared by the three repositories.
 import type { Store, StoreOptions } from '../types.js';
 import { openSqlite } from './connection.js';
+import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteUsageStore } from './usage-store.js';
@@ -13,6 +14,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
     keys: new SqliteKeyStore(db),
     ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db),
+    idempotency: new SqliteIdempotencyStore(db, batcher),
     async close() {
       batcher.flush();
       if (db.open) db.close();
