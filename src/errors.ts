@@ -24,6 +24,16 @@ export const ERROR_REGISTRY = {
     type: 'insufficient_quota',
     message: "The key's spend cap for this period does not cover the hold for this request.",
   },
+  idempotency_in_progress: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'A request with this Idempotency-Key is still in progress; retry once it has finished.',
+  },
+  idempotency_mismatch: {
+    status: 422,
+    type: 'invalid_request_error',
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
   model_not_found: {
     status: 404,
     type: 'invalid_request_error',
