@@ -7,6 +7,7 @@ import { newRequestId } from '../request-id.js';
 import type { KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
+import { registerDashboard } from './dashboard.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { sendError, toResponseError } from './render-error.js';
@@ -78,6 +79,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.get('/health', async function health(_request, reply) {
     return reply.type('application/json').send('{"status":"ok"}');
   });
+  app.register(registerDashboard, { operator: false });
 
   app.register(
     async function v1(api) {

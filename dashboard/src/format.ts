@@ -1,0 +1,17 @@
+// How figures read on the page: USD exactly, to the nano-dollar (at least 2 decimals, trailing zeros
+// dropped beyond), token counts with thousands separators, times in the viewer's locale.
+export function usd(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  const [whole, fraction = ''] = Math.abs(value).toFixed(9).split('.');
+  const decimals = fraction.replace(/0+$/, '').padEnd(2, '0');
+  return `${value < 0 ? '−' : ''}$${Number(whole).toLocaleString('en-US')}.${decimals}`;
+}
+
+export function count(value: number | null | undefined): string {
+  return value === null || value === undefined ? '—' : value.toLocaleString('en-US');
+}
+
+export function time(iso: string | number | null | undefined): string {
+  if (iso === null || iso === undefined) return '—';
+  return new Date(iso).toLocaleString();
+}

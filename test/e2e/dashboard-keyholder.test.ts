@@ -1,0 +1,80 @@
+// The dashboard in a real headless Chromium, as a key holder uses it: sign in with a Tollgate key, see
+// the balance, held and available that GET /v1/key reports, and the models the key may call with their
+// prices. A wrong key gets a clear message; the operator view is absent when admin.token is unset.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { call, postChat, type Json } from '../support/e2e.js';
+import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
+import { mockConfig, startGateway, stopGateway, type CreatedKey, type GatewayProcess } from '../support/gateway-process.js';
+import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+
+const skip = chromiumSkipReason();
+
+describe('dashboard: the key holder', { skip }, () => {
+  let mock: MockUpstream;
+  let gw: GatewayProcess;
+  let browser: Browser;
+  let key: CreatedKey;
+
+  before(async () => {
+    mock = await startMockUpstream();
+    gw = await startGateway({ config: mockConfig(mock) });
+    key = await gw.createKey({ name: 'holder', balance: 3, models: ['gpt-test', 'embed-test'] });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await mock?.close();
+    if (gw) await stopGateway(gw, 10_000);
+  });
+
+  test('signs in with a key and sees exactly what GET /v1/key reports, and its models with prices', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await postChat(gw, key.key, { model: 'gpt-test', messages: [{ role: 'user', content: 'Hello' }] })).status, 200);
+    const watched = await watchPage(browser, 'keyholder');
+    const { page } = watched;
+    await page.goto(`${gw.origin}/dashboard/`);
+    await page.getByText('The operator view is not enabled on this gateway.').waitFor();
+    await watched.shot('sign-in');
+    await page.fill('#token', key.key);
+    await page.click('button[type=submit]');
+    await page.locator('[data-figure=balance] .value').waitFor();
+    await watched.shot('me');
+
+    const info: Json = (await call(gw, 'GET', '/key', { key: key.key })).json.data;
+    for (const [figure, value] of [['balance', info.balance], ['held', info.held], ['available', info.available], ['spent', info.usage]] as const) {
+      const card = page.locator(`[data-figure=${figure}]`);
+      assert.equal(Number(await card.getAttribute('data-usd')), value, `${figure} is the API's figure`);
+      assert.equal((await card.locator('.value').textContent())!.trim(), usdText(value), `${figure} reads as the exact amount`);
+    }
+    assert.ok(info.usage > 0 && info.balance < 3, 'the three calls were charged');
+    const models: Json[] = (await call(gw, 'GET', '/models', { key: key.key })).json.data;
+    const rows = await page.locator('table.models tbody tr').allTextContents();
+    assert.deepEqual(rows.length, models.length, 'one row per model the key may call');
+    assert.ok(rows[0]!.startsWith('gpt-test') && !rows.some((r) => r.startsWith('gpt-locked')), 'only the allowed models');
+    watched.assertClean();
+  });
+
+  test('a wrong key shows a clear message and signs nobody in', async () => {
+    const watched = await watchPage(browser, 'wrong-key');
+    watched.expect(401, /\/v1\/key$/);
+    const { page } = watched;
+    await page.goto(`${gw.origin}/dashboard/`);
+    await page.fill('#token', `tg-${'x'.repeat(43)}`);
+    await page.click('button[type=submit]');
+    await page.getByRole('alert').waitFor();
+    assert.match((await page.getByRole('alert').textContent())!, /not valid/);
+    await watched.shot('wrong-key');
+    assert.equal(await page.evaluate('sessionStorage.length'), 0, 'nothing kept');
+    await page.fill('#token', 'some-admin-token');
+    await page.click('button[type=submit]');
+    assert.match((await page.getByRole('alert').textContent())!, /no operator view/);
+    watched.assertClean();
+  });
+});
+
+/** The dashboard's reading of a USD amount: exact, at least two decimals, thousands separated. */
+function usdText(value: number): string {
+  const [whole, fraction = ''] = Math.abs(value).toFixed(9).split('.');
+  return `${value < 0 ? '−' : ''}$${Number(whole).toLocaleString('en-US')}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
+}
