@@ -46,7 +46,7 @@ for (const dialect of await adminDialects()) {
         'reasoning_tokens', 'request_id', 'status', 'time', 'upstream_model', 'usage_source',
       ]);
       const times = all.map((r) => Date.parse(r.time));
-      assert.ok(times.every((t, i) => i === 0 || t <= times[i - 1]!), "newest first (the calls ran one after another)");
+      assert.ok(times.every((t, i) => i === 0 || t <= times[i - 1]!), 'newest first (the calls ran one after another)');
       const failed = all.filter((r) => r.status >= 400);
       assert.equal(failed.length, 1);
       assert.equal(failed[0].cost, 0);

@@ -2,7 +2,8 @@
 // idempotency-claim.ts): the first request with a key runs and its answer is recorded; a replay with
 // the same method, path and body gets that answer back (`idempotent-replayed: true`) and changes
 // nothing; another request under the same key is 422 idempotency_mismatch; one that arrives while the
-// first still runs is 409 idempotency_in_progress. A request that fails changed nothing (each operation
+// first still runs is 409 idempotency_in_progress. A replay of a create or a rotate carries `key: null`:
+// secrets are never stored in clear, so a caller that lost the first answer rotates the key. A request that fails changed nothing (each operation
 // is one transaction), so its claim is dropped and a retry runs afresh.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -19,6 +20,11 @@ const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 export interface AdminAnswer {
   readonly status: number;
   readonly body: unknown;
+  /**
+   * What a replay gets, when it must differ from `body`: a key's secret is shown once and never
+   * stored in clear, so the recorded answer of a create or a rotate carries `key: null`.
+   */
+  readonly replay?: unknown;
 }
 
 export interface PostContext {
@@ -75,7 +81,8 @@ export function idempotentPost(store: IdempotencyStore, handler: AdminPostHandle
       await store.forget(SCOPE, header).catch(() => undefined);
       throw error;
     }
-    await store.complete(SCOPE, header, { status: answer.status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(answer.body) }, Date.now());
+    const recorded = JSON.stringify(answer.replay ?? answer.body);
+    await store.complete(SCOPE, header, { status: answer.status, contentType: 'application/json; charset=utf-8', body: recorded }, Date.now());
     return send(reply, answer);
   };
 }

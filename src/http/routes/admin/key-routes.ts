@@ -57,7 +57,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
         limits: { ...body.limits, ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}) },
         metadata: body.metadata,
       });
-      return { status: 200, body: { ...keyObject(key, config), key: secret } };
+      const object = keyObject(key, config);
+      return { status: 200, body: { ...object, key: secret }, replay: { ...object, key: null } };
     }),
   );
 
@@ -107,7 +108,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
     post(async function rotateAdminKey(request) {
       readInput(emptyBody, request.body);
       const { key, secret } = await rotateKey(store, idOf(request));
-      return { status: 200, body: { ...keyObject(key, config), key: secret } };
+      const object = keyObject(key, config);
+      return { status: 200, body: { ...object, key: secret }, replay: { ...object, key: null } };
     }),
   );
 
