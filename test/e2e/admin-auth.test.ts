@@ -115,6 +115,7 @@ describe('admin.token in the config', () => {
         assert.ok(!short.stderr.includes('short-token-31-characters-long!'), 'the value is not echoed');
         const long = await runCli(['config', 'check', '--config', path], { env: { TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN } });
         assert.equal(long.code, 0, long.stderr);
+        assert.match(long.stdout, /admin API \(\/admin\/v1\): on/);
         assert.ok(!long.stdout.includes(ADMIN_TOKEN) && !long.stderr.includes(ADMIN_TOKEN), 'config check does not print the token');
       } finally {
         rmSync(dir, { recursive: true, force: true });
