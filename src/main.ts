@@ -13,6 +13,7 @@ import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
+import { GatewayMetrics } from './telemetry/metrics.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -34,7 +35,12 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
-  const ledger = new Ledger(store.ledger, config.billing, config.limits, log);
+  const health = new UpstreamHealth();
+  const metrics = new GatewayMetrics(config, {
+    activeHolds: () => store.probe.activeHolds(),
+    isCooling: (provider, upstreamModel) => health.isCooling({ provider, upstreamModel }),
+  });
+  const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
@@ -45,12 +51,14 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     ledger,
     transport,
     log,
-    health: new UpstreamHealth(),
+    health,
     drains,
     limiter,
     keys: store.keys,
     inFlight,
     isClosing: () => closing,
+    metrics,
+    probe: store.probe,
   });
   const host = options.host ?? config.server.host;
   try {

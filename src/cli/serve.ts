@@ -15,8 +15,8 @@ export function registerServeCommand(program: Command): void {
         throw new CliError(`--port must be a port number, got "${opts.port}"`);
       }
       // Loaded here so that the other commands do not pay for the server (and the tokenizer) at start.
-      const [{ createLogger }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);
-      const log = createLogger();
+      const [{ createLogger, logLevelFrom }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);
+      const log = await createLogger({ level: logLevelFrom(process.env, config.log.level), format: config.log.format });
       const gateway = await startGateway(config, { log, ...(opts.host ? { host: opts.host } : {}), ...(port !== undefined ? { port } : {}) });
       let stopping = false;
       const stop = (signal: string) => {

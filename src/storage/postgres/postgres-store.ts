@@ -5,6 +5,7 @@ import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
+import { PostgresProbe } from './probe.js';
 import { PostgresUsageStore } from './usage-store.js';
 
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
@@ -15,6 +16,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     ledger: new PostgresLedgerStore(pool),
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
+    probe: new PostgresProbe(pool),
     close() {
       closed ??= pool.end();
       return closed;
