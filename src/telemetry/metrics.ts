@@ -95,12 +95,16 @@ export class GatewayMetrics {
         for (const [id, series] of models) this.inc({ model: id }, series.chargedNano / 1e9);
       },
     });
-    const seriesFor = (model: string): ModelSeries => ({
-      duration: duration.labels(model),
-      firstToken: firstToken.labels(model),
-      tokens: Object.fromEntries(TOKEN_KINDS.map((kind) => [kind, tokens.labels(model, kind)])) as ModelSeries['tokens'],
-      chargedNano: 0,
-    });
+    const seriesFor = (model: string): ModelSeries => {
+      duration.zero({ model });
+      firstToken.zero({ model });
+      return {
+        duration: duration.labels(model),
+        firstToken: firstToken.labels(model),
+        tokens: Object.fromEntries(TOKEN_KINDS.map((kind) => [kind, zeroed(tokens.labels(model, kind))])) as ModelSeries['tokens'],
+        chargedNano: 0,
+      };
+    };
     for (const id of config.models.keys()) models.set(id, seriesFor(id));
     this.unknownModel = seriesFor(UNKNOWN_MODEL);
 
@@ -111,7 +115,7 @@ export class GatewayMetrics {
       registers,
     });
     for (const id of config.providers.keys()) {
-      this.attempts.set(id, Object.fromEntries(ATTEMPT_OUTCOMES.map((o) => [o, attempts.labels(id, o)])) as Record<AttemptOutcome, { inc(): void }>);
+      this.attempts.set(id, Object.fromEntries(ATTEMPT_OUTCOMES.map((o) => [o, zeroed(attempts.labels(id, o))])) as Record<AttemptOutcome, { inc(): void }>);
     }
     const rateLimited = new Counter({
       name: 'tollgate_rate_limited_total',
@@ -119,7 +123,7 @@ export class GatewayMetrics {
       labelNames: ['limit'],
       registers,
     });
-    for (const limit of LIMITS) this.rateLimitedByLimit.set(limit, rateLimited.labels(limit));
+    for (const limit of LIMITS) this.rateLimitedByLimit.set(limit, zeroed(rateLimited.labels(limit)));
     this.ledgerWrites = new Histogram({
       name: 'tollgate_ledger_write_seconds',
       help: 'Ledger writes (hold, settle, release, renew), each one transaction.',
@@ -212,6 +216,12 @@ export class GatewayMetrics {
       },
     });
   }
+}
+
+/** A counter's series, shown at 0 from the start (a dashboard's rate() needs the series to exist). */
+function zeroed<T extends { inc(value?: number): void }>(series: T): T {
+  series.inc(0);
+  return series;
 }
 
 function attemptOutcome(status: number): AttemptOutcome {
