@@ -27,6 +27,8 @@ export interface StartOptions {
   readonly host?: string;
   readonly port?: number;
   readonly log: Logger;
+  /** One of `serve --workers` processes: the primary announces the gateway once all of them listen. */
+  readonly worker?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
@@ -39,13 +41,16 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
+  const health = new UpstreamHealth();
+  // Loaded only when configured, like the Redis rate limiter.
+  const cooldowns = config.redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log) : undefined;
   let closing = false;
   const server = buildServer({
     config,
     ledger,
     transport,
     log,
-    health: new UpstreamHealth(),
+    health,
     drains,
     limiter,
     keys: store.keys,
@@ -58,6 +63,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   } catch (error) {
     await transport.close();
     await limiter.close();
+    await cooldowns?.close();
     await store.close();
     throw listenError(host, options.port ?? config.server.port, error);
   }
@@ -66,7 +72,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
   for (const warning of config.warnings) log.warn(warning);
-  log.info({ url, models: config.models.size, providers: config.providers.size }, 'tollgate listening');
+  log.info({ url, models: config.models.size, providers: config.providers.size }, options.worker ? 'worker listening' : 'tollgate listening');
 
   let closed: Promise<void> | undefined;
   // SIGTERM: refuse new work (503 on open connections; the listener closes), give in-flight requests
@@ -88,6 +94,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await sweeper.stop();
       await transport.close();
       await limiter.close();
+      await cooldowns?.close();
       await store.close();
     }
   }
