@@ -336,7 +336,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       END $$;
     `,
   },  {
-    version: 7,
+    version: 5,
     name: 'ledger-batches',
     // Group commit (docs/adr/0009-group-commit.md, 0012-postgresql.md): the ledger writes one gateway has
     // pending go to the database as ONE call of tollgate_ledger_batch, one transaction, applied in order.

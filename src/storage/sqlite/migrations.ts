@@ -135,7 +135,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    version: 7,
+    version: 5,
     name: 'ledger-batches',
     // PostgreSQL's group commit records each committed batch's answers so that a batch whose connection
     // dropped is retried exactly once (docs/adr/0009-group-commit.md). SQLite's batches cannot be in
