@@ -222,6 +222,7 @@ function normalise(raw: RawConfig, path: string): Config {
       requestTimeoutMs: raw.server.request_timeout_ms,
       keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
       writeStallMs: raw.server.write_stall_ms,
+      corsOrigins: raw.server.cors_origins,
     },
     database,
     providers,
@@ -239,6 +240,8 @@ function normalise(raw: RawConfig, path: string): Config {
     },
     admin: { token: adminToken },
     redis: raw.redis,
+    metrics: { token: raw.metrics.token },
+    log: { level: raw.log.level, format: raw.log.format, bodies: raw.log.bodies },
     warnings,
     loadedAt: Math.floor(Date.now() / 1000),
   });
