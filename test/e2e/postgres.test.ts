@@ -44,7 +44,11 @@ describe('PostgreSQL storage: three gateways on one database', { skip }, () => {
     mock = await startMockUpstream();
     schema = await freshPgSchema();
     // Started together: all migrate the empty schema at once, which must apply each migration once.
-    [a, b, c] = await Promise.all([0, 1, 2].map(() => startGateway({ config: config(mock), database: schema.url })));
+    [a, b, c] = await Promise.all([
+      startGateway({ config: config(mock), database: schema.url }),
+      startGateway({ config: config(mock), database: schema.url }),
+      startGateway({ config: config(mock), database: schema.url }),
+    ]);
     store = await openPostgresStore(schema.url, { maxConnections: 2 });
   });
 
