@@ -97,7 +97,7 @@ export interface Config {
   readonly models: ReadonlyMap<string, ModelConfig>;
   readonly billing: BillingConfig;
   readonly limits: LimitsConfig;
-  /** `redis:` — rate-limit counters shared by every gateway; undefined: in-process counters. */
+  /** `redis:` — rate-limit counters and cool-downs shared by every gateway; undefined: kept per process. */
   readonly redis: string | undefined;
   /** Problems that do not stop the gateway (e.g. a provider without an API key). */
   readonly warnings: readonly string[];
