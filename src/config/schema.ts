@@ -112,7 +112,12 @@ export const configSchema = z.strictObject({
     .prefault({}),
   limits: limitsSchema,
   redis: z.url({ protocol: /^rediss?$/ }).optional(),
-  metrics: z.strictObject({ token: z.string().min(16, 'must be at least 16 characters').optional() }).prefault({}),
+  metrics: z
+    .strictObject({
+      // Empty (an unset ${TOLLGATE_METRICS_TOKEN:-}) means no token.
+      token: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(16, 'must be at least 16 characters').optional()),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(LOG_LEVELS).optional(),
