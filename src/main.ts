@@ -28,6 +28,8 @@ export interface StartOptions {
   readonly host?: string;
   readonly port?: number;
   readonly log: Logger;
+  /** One of `serve --workers` processes: the primary announces the gateway once all of them listen. */
+  readonly worker?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
@@ -45,6 +47,8 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
+  // Loaded only when configured, like the Redis rate limiter.
+  const cooldowns = config.redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log) : undefined;
   let closing = false;
   const server = buildServer({
     config,
@@ -66,6 +70,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   } catch (error) {
     await transport.close();
     await limiter.close();
+    await cooldowns?.close();
     await store.close();
     throw listenError(host, options.port ?? config.server.port, error);
   }
@@ -74,7 +79,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
   for (const warning of config.warnings) log.warn(warning);
-  log.info({ url, models: config.models.size, providers: config.providers.size }, 'tollgate listening');
+  log.info({ url, models: config.models.size, providers: config.providers.size }, options.worker ? 'worker listening' : 'tollgate listening');
 
   let closed: Promise<void> | undefined;
   // SIGTERM: refuse new work (503 on open connections; the listener closes), give in-flight requests
@@ -96,6 +101,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await sweeper.stop();
       await transport.close();
       await limiter.close();
+      await cooldowns?.close();
       await store.close();
     }
   }
