@@ -88,6 +88,8 @@ export interface StartOptions {
   dir?: string;
   /** The database URL for `{{DB}}` (a PostgreSQL one); by default SQLite in the directory (dbPath). */
   database?: string;
+  /** More arguments for `tollgate serve` (e.g. --workers 2). */
+  args?: string[];
 }
 
 export async function startGateway(options: StartOptions): Promise<GatewayProcess> {
@@ -96,7 +98,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   const configPath = join(dir, 'tollgate.yaml');
   writeFileSync(configPath, options.config.replaceAll('{{DB}}', options.database ?? `sqlite:${dbPath}`));
   const env = { ...process.env, TOLLGATE_LOG_LEVEL: 'info', ...options.env };
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0'], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0', ...(options.args ?? [])], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
