@@ -55,9 +55,10 @@ export async function createLogger(options: LoggerOptions = {}): Promise<Logger>
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
   if (format === 'pretty') {
-    // Loaded only when wanted; it formats in this process (no worker thread), writing to stderr.
+    // Loaded only when wanted; it formats in this process (no worker thread), writing to stderr
+    // synchronously (a terminal's reader, not the hot path: no line is lost when the process exits).
     const { default: pretty } = await import('pino-pretty');
-    return pino(settings, pretty({ destination: 2, colorize: process.stderr.isTTY === true, sync: false, ignore: 'pid,hostname,service' }));
+    return pino(settings, pretty({ destination: 2, colorize: process.stderr.isTTY === true, sync: true, ignore: 'pid,hostname,service' }));
   }
   return pino(settings, pino.destination({ dest: 2, sync: false }));
 }
