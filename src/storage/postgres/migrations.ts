@@ -335,7 +335,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         outcome := 'grown';
       END $$;
     `,
-  },  {
+  },
+  {
     version: 5,
     name: 'ledger-batches',
     // Group commit (docs/adr/0009-group-commit.md, 0012-postgresql.md): the ledger writes one gateway has
