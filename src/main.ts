@@ -60,6 +60,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     drains,
     limiter,
     keys: store.keys,
+    store,
     inFlight,
     isClosing: () => closing,
     metrics,

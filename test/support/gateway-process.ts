@@ -88,7 +88,7 @@ export interface StartOptions {
   dir?: string;
   /** The database URL for `{{DB}}` (a PostgreSQL one); by default SQLite in the directory (dbPath). */
   database?: string;
-  /** More arguments for `tollgate serve` (e.g. --workers 2). */
+  /** More `serve` arguments (e.g. `--workers 2`). */
   args?: string[];
 }
 
