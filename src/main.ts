@@ -13,6 +13,7 @@ import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
+import { GatewayMetrics } from './telemetry/metrics.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -36,12 +37,16 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
-  const ledger = new Ledger(store.ledger, config.billing, config.limits, log);
+  const health = new UpstreamHealth();
+  const metrics = new GatewayMetrics(config, {
+    activeHolds: () => store.probe.activeHolds(),
+    isCooling: (provider, upstreamModel) => health.isCooling({ provider, upstreamModel }),
+  });
+  const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
-  const health = new UpstreamHealth();
   // Loaded only when configured, like the Redis rate limiter.
   const cooldowns = config.redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log) : undefined;
   let closing = false;
@@ -54,8 +59,11 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     drains,
     limiter,
     keys: store.keys,
+    store,
     inFlight,
     isClosing: () => closing,
+    metrics,
+    probe: store.probe,
   });
   const host = options.host ?? config.server.host;
   try {

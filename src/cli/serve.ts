@@ -14,8 +14,8 @@ async function runPrimary(config: Config, workers: number): Promise<void> {
   if (config.database === 'sqlite::memory:') {
     throw new CliError('--workers needs a database the workers can share: sqlite::memory: is private to each process');
   }
-  const [{ createLogger }, { superviseWorkers }] = await Promise.all([import('../log.js'), import('../cluster/supervisor.js')]);
-  const log = createLogger();
+  const [{ createLogger, logLevelFrom }, { superviseWorkers }] = await Promise.all([import('../log.js'), import('../cluster/supervisor.js')]);
+  const log = await createLogger({ level: logLevelFrom(process.env, config.log.level), format: config.log.format });
   await (await openDatabase(config.database)).close();
   if (!config.redis) {
     log.warn({ workers }, 'no redis: configured: each worker counts its own rate limits and cool-downs (set redis: to share them)');
@@ -43,10 +43,11 @@ export function registerServeCommand(program: Command): void {
       const config = loadCommandConfig(command);
       if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers);
       // Loaded here so that the other commands do not pay for the server (and the tokenizer) at start.
-      const [{ createLogger }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);
+      const [{ createLogger, logLevelFrom }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);
       const worker = cluster.isWorker;
+      const base = await createLogger({ level: logLevelFrom(process.env, config.log.level), format: config.log.format });
       // A worker's lines name it, so an operator (and a test) can tell which process served a request.
-      const log = worker ? createLogger().child({ worker: process.pid }) : createLogger();
+      const log = worker ? base.child({ worker: process.pid }) : base;
       const gateway = await startGateway(config, { log, worker, ...(opts.host ? { host: opts.host } : {}), ...(port !== undefined ? { port } : {}) });
       if (worker) process.send?.({ type: 'tollgate-worker-listening', url: gateway.url } satisfies WorkerReady);
       let stopping = false;

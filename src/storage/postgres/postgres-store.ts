@@ -5,6 +5,7 @@ import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
+import { PostgresProbe } from './probe.js';
 import { PostgresUsageStore } from './usage-store.js';
 
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
@@ -16,6 +17,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     ledger,
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
+    probe: new PostgresProbe(pool),
     close() {
       // Writes already queued still go to the database before the pool closes.
       closed ??= ledger.drained().then(() => pool.end());
