@@ -49,6 +49,8 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
     index: 'index.html',
     wildcard: false,
     cacheControl: false,
+    // npm run build writes .br and .gz beside each file: the smallest the browser accepts is sent.
+    preCompressed: true,
     setHeaders(res) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.header(name, value);
     },
