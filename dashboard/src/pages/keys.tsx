@@ -119,7 +119,7 @@ export function KeysPage({ token }: { token: string }) {
                 <td>{k.expires_at ? time(k.expires_at) : 'never'}</td>
                 <td class="actions">
                   {k.status === 'active' && (
-                    <>
+                    <span class="row-actions">
                       <button class="link" data-action="topup" onClick={() => setAction({ kind: 'topup', key: k })}>
                         Top up
                       </button>
@@ -132,7 +132,7 @@ export function KeysPage({ token }: { token: string }) {
                       <button class="link danger" data-action="revoke" onClick={() => setAction({ kind: 'revoke', key: k })}>
                         Revoke
                       </button>
-                    </>
+                    </span>
                   )}
                 </td>
               </tr>

@@ -43,10 +43,10 @@ export function UsagePage({ token }: { token: string }) {
   const names = Object.fromEntries((keys.data ?? []).map((k) => [k.id, k.name]));
   const pageCostNano = (rows.data?.data ?? []).reduce((n, r) => n + Math.round(r.cost * 1e9), 0);
 
-  const input = (name: keyof Filters, label: string, type = 'text') => (
+  const input = (name: keyof Filters, label: string, type = 'text', placeholder = '') => (
     <label>
       <span class="hint">{label}</span>
-      <input name={name} type={type} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
+      <input name={name} type={type} placeholder={placeholder} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
     </label>
   );
 
@@ -82,7 +82,7 @@ export function UsagePage({ token }: { token: string }) {
         </label>
         {input('model', 'Model')}
         {input('provider', 'Provider')}
-        {input('status', 'Status')}
+        {input('status', 'HTTP status', 'number', 'e.g. 402')}
         {input('since', 'Since', 'datetime-local')}
         {input('until', 'Until', 'datetime-local')}
         <button type="submit">Apply</button>
