@@ -93,3 +93,19 @@ export async function download(path: string, token: string, filename: string): P
   }
   return blob.size;
 }
+
+/** Pages followed at most, so a runaway listing cannot hang the page. */
+const MAX_PAGES = 50;
+
+/** Every row of a §9 list, following next_cursor (`after`) while has_more. */
+export async function getAll<T>(path: string, token: string, params: Record<string, string | number | undefined> = {}): Promise<T[]> {
+  const rows: T[] = [];
+  let after: string | undefined;
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const page = await getJson<{ data: T[]; has_more?: boolean; next_cursor?: string | null }>(withQuery(path, { ...params, after }), { token });
+    rows.push(...page.data);
+    if (!page.has_more || !page.next_cursor) break;
+    after = page.next_cursor;
+  }
+  return rows;
+}

@@ -93,8 +93,11 @@ export interface OwnKey {
 /** One upstream in GET /admin/v1/providers. */
 export interface UpstreamHealth {
   provider: string;
-  upstream_model?: string;
-  model?: string;
+  kind?: string;
+  upstream_model: string;
+  /** The client model IDs this upstream serves. */
+  models?: string[];
+  cooling?: boolean;
   cooling_until: string | null;
   consecutive_failures: number;
   last_error: string | { message?: string; status?: number; at?: string } | null;

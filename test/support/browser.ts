@@ -48,6 +48,8 @@ export async function watchPage(browser: Browser, label: string): Promise<Watche
   mkdirSync(shots, { recursive: true });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
+  // A page that does not show what a test waits for fails in seconds, not in Playwright's 30.
+  page.setDefaultTimeout(10_000);
   const problems: string[] = [];
   const expected: Array<{ status: number; pattern: RegExp }> = [];
   const seen: Array<{ url: string; headers: Record<string, string> }> = [];

@@ -45,22 +45,25 @@ function toLocalInput(iso: string): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-function valuesOf(d: Draft): KeyFormValues {
+/**
+ * The form's values for the API. Editing, only the limits and the expiry the user changed are sent:
+ * the form starts from the limits in force, which may be the config's defaults, and sending those back
+ * would pin them on the key.
+ */
+function valuesOf(d: Draft, initial: Draft | undefined): KeyFormValues {
   const whole = (v: string) => (v.trim() === '' ? null : Number(v));
-  const limits: Limits = {
-    rpm: whole(d.rpm),
-    tpm: whole(d.tpm),
-    max_concurrent: whole(d.max_concurrent),
-    budget: whole(d.budget),
-    budget_period: d.budget.trim() === '' ? null : (d.budget_period as Limits['budget_period']),
-  };
-  return {
+  const changed = (name: keyof Draft) => !initial || d[name] !== initial[name];
+  const limits: Partial<Limits> = {};
+  for (const name of ['rpm', 'tpm', 'max_concurrent', 'budget'] as const) if (changed(name)) limits[name] = whole(d[name]);
+  if (changed('budget') || changed('budget_period')) limits.budget_period = d.budget.trim() === '' ? null : (d.budget_period as Limits['budget_period']);
+  const values: KeyFormValues = {
     name: d.name.trim(),
     balance: d.balance.trim() === '' ? 0 : Number(d.balance),
     allowed_models: d.allModels ? '*' : d.models.split(/[\s,]+/).filter(Boolean),
     limits,
-    expires_at: d.expires ? new Date(d.expires).toISOString() : null,
   };
+  if (changed('expires')) values.expires_at = d.expires ? new Date(d.expires).toISOString() : null;
+  return values;
 }
 
 export interface KeyFormProps {
@@ -75,6 +78,7 @@ export interface KeyFormProps {
 }
 
 export function KeyForm({ editing, suggestions, submitLabel, busy, onSubmit, onCancel }: KeyFormProps) {
+  const [initial] = useState<Draft | undefined>(() => (editing ? draftOf(editing) : undefined));
   const [draft, setDraft] = useState<Draft>(() => draftOf(editing));
   const field = (name: keyof Draft) => ({
     id: `key-${name}`,
@@ -88,7 +92,7 @@ export function KeyForm({ editing, suggestions, submitLabel, busy, onSubmit, onC
       class="key-form"
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit(valuesOf(draft));
+        onSubmit(valuesOf(draft, initial));
       }}
     >
       <label for="key-name">Name</label>

@@ -30,7 +30,7 @@ export function KeysPage({ token }: { token: string }) {
   const keys = useLoad(() => listKeys(token, { status, name, after }), [token, status, name, after]);
   // Model IDs to suggest in the forms: every model the providers list serves.
   const models = useLoad(
-    () => getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.map((u) => String(u.model ?? '')).filter(Boolean))].sort()),
+    () => getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.flatMap((u) => u.models ?? []))].sort()),
     [token],
   );
 

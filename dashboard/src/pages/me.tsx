@@ -2,7 +2,7 @@
 // their cost, and the models the key may call with their prices — all from the key's own read-only
 // endpoints (GET /v1/key, /v1/key/usage, /v1/key/usage/summary, /v1/models).
 import { useMemo, useState } from 'preact/hooks';
-import { getJson, withQuery } from '../api.js';
+import { getAll, getJson, withQuery } from '../api.js';
 import { Figure } from '../components/figure.js';
 import { TimeChart } from '../components/time-chart.js';
 import { UsageTable } from '../components/usage-table.js';
@@ -27,11 +27,11 @@ async function loadMe(token: string, period: Period): Promise<MeData> {
   const [key, models, recent, summary] = await Promise.all([
     getJson<{ data: OwnKey }>('/v1/key', { token }),
     getJson<{ data: ModelEntry[] }>('/v1/models', { token }),
-    getJson<ListPage<UsageRow>>(withQuery('/v1/key/usage', { limit: RECENT, order: 'desc' }), { token }),
-    getJson<ListPage<SummaryRow>>(withQuery('/v1/key/usage/summary', { group_by: period, since }), { token }),
+    getJson<ListPage<UsageRow>>(withQuery('/v1/key/usage', { limit: RECENT }), { token }),
+    getAll<SummaryRow>('/v1/key/usage/summary', token, { group_by: period, since }),
   ]);
   const newestFirst = [...recent.data].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
-  return { key: key.data, models: models.data, recent: newestFirst, summary: summary.data, loadedAt: now };
+  return { key: key.data, models: models.data, recent: newestFirst, summary, loadedAt: now };
 }
 
 export function MePage({ token }: { token: string }) {

@@ -2,13 +2,13 @@
 // 30 days (by day), top models, top keys and the holds in flight. Its data: the usage summaries for the
 // range (by time, model and key) and the key list, fetched in parallel.
 import { useMemo, useState } from 'preact/hooks';
-import { getJson, withQuery } from '../api.js';
+import { getAll } from '../api.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { TimeChart } from '../components/time-chart.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { RANGES, groupOf, rangeStart, timeSeries, totals, totalTokens, type Period } from '../summary.js';
-import type { KeyObject, ListPage, SummaryRow } from '../types.js';
+import type { KeyObject, SummaryRow } from '../types.js';
 import { listAllKeys } from '../keys-api.js';
 
 interface OverviewData {
@@ -25,7 +25,7 @@ const percent = (v: number) => `${Number(v.toFixed(1))}%`;
 async function loadOverview(token: string, period: Period): Promise<OverviewData> {
   const now = Date.now();
   const since = new Date(rangeStart(period, now) * 1000).toISOString();
-  const summary = (groupBy: string) => getJson<ListPage<SummaryRow>>(withQuery('/admin/v1/usage/summary', { group_by: groupBy, since, limit: 1000 }), { token }).then((p) => p.data);
+  const summary = (groupBy: string) => getAll<SummaryRow>('/admin/v1/usage/summary', token, { group_by: groupBy, since });
   const [byTime, byModel, byKey, keys] = await Promise.all([summary(period), summary('model'), summary('key'), listAllKeys(token)]);
   return { byTime, byModel, byKey, keys, loadedAt: now };
 }

@@ -43,6 +43,7 @@ export function ProvidersPage({ token }: { token: string }) {
             <tr>
               <th>Provider</th>
               <th>Upstream model</th>
+              <th>Serves</th>
               <th>Health</th>
               <th class="num">Consecutive failures</th>
               <th class="num">Requests (5 min)</th>
@@ -52,11 +53,12 @@ export function ProvidersPage({ token }: { token: string }) {
           </thead>
           <tbody>
             {data.data.map((u) => {
-              const cooling = u.cooling_until !== null && Date.parse(u.cooling_until) > now;
+              const cooling = u.cooling ?? (u.cooling_until !== null && Date.parse(u.cooling_until) > now);
               return (
                 <tr key={`${u.provider}/${u.upstream_model}`} data-upstream={`${u.provider}/${u.upstream_model}`} data-cooling={String(cooling)}>
                   <td>{u.provider}</td>
-                  <td>{u.upstream_model ?? u.model}</td>
+                  <td>{u.upstream_model}</td>
+                  <td>{(u.models ?? []).join(', ')}</td>
                   <td>{cooling ? <span class="badge bad">cooling until {time(u.cooling_until)}</span> : <span class="badge good">healthy</span>}</td>
                   <td class="num">{count(u.consecutive_failures)}</td>
                   <td class="num">{count(numberOf(u, 'requests_5m', 'requests_last_5m', 'requests'))}</td>
