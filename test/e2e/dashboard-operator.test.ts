@@ -251,6 +251,7 @@ describe('dashboard: the operator', { skip }, () => {
     }
     // Not a timing: a size budget, so a heavy dependency slipping in fails here.
     assert.ok(bytes < 100_000, `the overview with its data is ${bytes} bytes`);
+    await watched.shot('overview');
     console.log(`overview page weight: ${bytes} bytes transferred (document, bundle, styles and API data)`);
     watched.assertClean();
   });
