@@ -75,6 +75,8 @@ describe('dashboard: the key holder', { skip }, () => {
   });
 
   test('a wrong key shows a clear message and signs nobody in', async () => {
+    assert.deepEqual((await call(gw, 'GET', '//dashboard/config.json')).json, { operator: false }, 'no admin.token: no operator view');
+    assert.equal((await call(gw, 'GET', '//admin/v1/keys', { key: 'x'.repeat(40) })).status, 404, 'and no admin API');
     const watched = await watchPage(browser, 'wrong-key');
     watched.expect(401, /\/v1\/key$/);
     const { page } = watched;

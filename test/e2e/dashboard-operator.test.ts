@@ -226,7 +226,9 @@ describe('dashboard: the operator', { skip }, () => {
     const watched = await watchPage(browser, 'operator-wrong');
     watched.expect(401, /\/admin\/v1\/keys/);
     const { page } = watched;
+    assert.deepEqual((await call(gw, 'GET', '//dashboard/config.json')).json, { operator: true }, 'the page knows the operator view exists');
     await page.goto(`${gw.origin}/dashboard/`);
+    await page.getByLabel('Admin token or Tollgate key').waitFor();
     await page.fill('#token', 'not-the-admin-token-but-long-enough-to-look-real');
     await page.click('button[type=submit]');
     await page.getByRole('alert').waitFor();
