@@ -67,10 +67,18 @@ describe('dashboard: the key holder', { skip }, () => {
     assert.equal(hourly[0]!.length, 24, 'by hour: the last 24 hours');
     assert.equal(hourly[0]!.reduce((n, v) => n + usdToNano(v), 0), usdToNano(info.usage));
     await watched.shot('me-hourly');
+
     const models: Json[] = (await call(gw, 'GET', '/models', { key: key.key })).json.data;
     const rows = await page.locator('table.models tbody tr').allTextContents();
     assert.deepEqual(rows.length, models.length, 'one row per model the key may call');
     assert.ok(rows[0]!.startsWith('gpt-test') && !rows.some((r) => r.startsWith('gpt-locked')), 'only the allowed models');
+    // The key is revoked while the tab is open: the next load signs out and says why.
+    assert.equal((await gw.cli(['keys', 'revoke', key.id])).code, 0);
+    watched.expect(401, /\/v1\//);
+    await page.reload();
+    await page.getByRole('status').filter({ hasText: 'no longer accepted' }).waitFor();
+    assert.equal(await page.evaluate('sessionStorage.length'), 0, 'the revoked key is forgotten');
+    await watched.shot('signed-out');
     watched.assertClean();
   });
 
