@@ -59,6 +59,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     drains,
     limiter,
     keys: store.keys,
+    store,
     inFlight,
     isClosing: () => closing,
     metrics,

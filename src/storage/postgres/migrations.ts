@@ -335,7 +335,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         outcome := 'grown';
       END $$;
     `,
-  },  {
+  },
+  {
     version: 5,
     name: 'ledger-batches',
     // Group commit (docs/adr/0009-group-commit.md, 0012-postgresql.md): the ledger writes one gateway has
@@ -450,6 +451,19 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         UPDATE ledger_batches SET results = v_results WHERE id = p_batch_id;
         RETURN v_results;
       END $$;
+    `,
+  },
+  {
+    version: 6,
+    name: 'admin-api-metadata-notes-cursors',
+    // See the SQLite migration 6. Cursor pagination walks usage rows and ledger entries by their
+    // insertion sequence (seq, id), newest first, overall and per key.
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE ledger_entries ADD COLUMN note TEXT;
+      CREATE INDEX usage_records_by_seq ON usage_records (seq);
+      CREATE INDEX usage_records_by_key_seq ON usage_records (key_id, seq);
+      CREATE INDEX ledger_entries_by_key_id ON ledger_entries (key_id, id);
     `,
   },
 ];
