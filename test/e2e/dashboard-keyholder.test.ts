@@ -62,7 +62,8 @@ describe('dashboard: the key holder', { skip }, () => {
     assert.equal(usdToNano(Number(await page.locator('[data-range-spend]').getAttribute('data-range-spend'))), usdToNano(info.usage));
     assert.equal(await page.locator('[data-nav]').count(), 0, 'no operator pages for a key holder');
     await page.selectOption('select[aria-label=Range]', 'hour');
-    await page.locator('[data-chart=spend]').waitFor();
+    // The daily chart stays until the hourly data arrive.
+    await page.waitForFunction("JSON.parse(document.querySelector('[data-chart=spend]').getAttribute('data-values'))[0].length === 24");
     const hourly = JSON.parse((await page.locator('[data-chart=spend]').getAttribute('data-values'))!) as number[][];
     assert.equal(hourly[0]!.length, 24, 'by hour: the last 24 hours');
     assert.equal(hourly[0]!.reduce((n, v) => n + usdToNano(v), 0), usdToNano(info.usage));

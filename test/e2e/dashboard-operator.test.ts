@@ -115,7 +115,7 @@ describe('dashboard: the operator', { skip }, () => {
     // Usage, filtered to the key: the five rows, each with its exact cost.
     await page.click('[data-nav=usage]');
     await page.selectOption('select[name=key_id]', id);
-    await page.click('.filters button[type=submit]');
+    await Promise.all([page.waitForResponse((r) => r.url().includes(`/admin/v1/usage?key_id=${id}`)), page.click('.filters button[type=submit]')]);
     await page.locator('[data-page-rows="5"]').waitFor();
     const rows = page.locator('table.usage tbody tr');
     assert.equal(await rows.count(), 5);
@@ -186,7 +186,10 @@ describe('dashboard: the operator', { skip }, () => {
     assert.equal(edited.limits.budget_period, 'week');
     assert.equal(edited.limits.tpm, null, 'an empty field is no limit');
     const row = page.locator(`tr[data-key="${created.id}"]`);
-    assert.match((await row.textContent())!, /60 rpm/);
+    // The list reloads after the save: the row shows the new limits once it has.
+    await row.filter({ hasText: '60 rpm' }).waitFor();
+    assert.match((await row.textContent())!, /\$5\.00\/week/);
+    assert.match((await row.textContent())!, /gpt-test, embed-test/);
 
     await row.locator('[data-action=rotate]').click();
     await page.click('[data-dialog=rotate] [data-confirm]');
