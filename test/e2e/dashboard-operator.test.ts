@@ -64,8 +64,10 @@ describe('dashboard: the operator', { skip }, () => {
     await page.click('[data-dialog=create] button[type=submit]');
     const secret = (await page.locator('[data-dialog=secret] [data-secret]').textContent())!.trim();
     assert.match(secret, /^tg-[A-Za-z0-9_-]{43}$/, 'the new secret is shown');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.origin });
     await page.click('[data-dialog=secret] [data-copy]');
-    await page.locator('[data-dialog=secret] .toolbar .hint').waitFor();
+    await page.locator('[data-dialog=secret] .toolbar .hint').filter({ hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret, 'the copy button put the secret on the clipboard');
     await watched.shot('key-created');
     await page.click('[data-dialog=secret] [data-close]');
     assert.equal(await page.locator('[data-secret]').count(), 0, 'the secret is gone once the dialog closes');
@@ -125,6 +127,8 @@ describe('dashboard: the operator', { skip }, () => {
       assert.equal(usdToNano(Number(await row.getAttribute('data-cost'))), costs.get(requestId), 'with its exact cost');
     }
     assert.equal(usdToNano(Number(await page.locator('[data-page-cost]').getAttribute('data-page-cost'))), spentNano);
+    await page.locator('[data-figure=matching-requests][data-value="5"]').waitFor();
+    assert.equal(usdToNano(Number(await page.locator('[data-figure=matching-spend]').getAttribute('data-usd'))), spentNano, 'the totals of all matching rows');
     await watched.shot('usage');
 
     // The CSV: fetched with the token in a header, handed over as a file; it holds the same five rows.
