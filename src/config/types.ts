@@ -119,7 +119,7 @@ export interface Config {
   readonly limits: LimitsConfig;
   /** `admin:` — the admin API (product.md §9). */
   readonly admin: AdminConfig;
-  /** `redis:` — rate-limit counters shared by every gateway; undefined: in-process counters. */
+  /** `redis:` — rate-limit counters and cool-downs shared by every gateway; undefined: kept per process. */
   readonly redis: string | undefined;
   readonly metrics: MetricsConfig;
   readonly log: LogConfig;
