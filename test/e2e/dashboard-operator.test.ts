@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { call, sdk, type Json } from '../support/e2e.js';
 import { chromiumSkipReason, launchChromium, watchPage, type WatchedPage } from '../support/browser.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
@@ -217,16 +217,37 @@ describe('dashboard: the operator', { skip }, () => {
     watched.assertClean();
   });
 
-  test('the providers page lists each upstream with its health', async () => {
-    const watched = await watchPage(browser, 'operator-providers');
-    const page = await signIn(watched);
-    await page.click('[data-nav=providers]');
-    await page.locator('table.providers tbody tr').first().waitFor();
-    const api: Json[] = (await admin('GET', '/providers')).json.data;
-    assert.equal(await page.locator('table.providers tbody tr').count(), api.length, 'one row per upstream');
-    assert.ok(api.length > 0);
-    await watched.shot('providers');
-    watched.assertClean();
+  test('the providers page shows each upstream’s health, and one cooling down after a failure', async () => {
+    // A gateway of its own whose upstreams cool down after one failure, for ten minutes.
+    const config = mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');
+    assert.ok(config.includes('failures: 1, seconds: 600'));
+    const cooling = await startGateway({ config });
+    try {
+      const key = await cooling.createKey({ name: 'p', balance: 1 });
+      mock.handle(errorReply(500, 'the upstream broke'));
+      assert.equal((await call(cooling, 'POST', '/chat/completions', { key: key.key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] } })).status, 502);
+      mock.handle(null);
+
+      const watched = await watchPage(browser, 'operator-providers');
+      const { page } = watched;
+      await page.goto(`${cooling.origin}/dashboard/`);
+      await page.fill('#token', ADMIN_TOKEN);
+      await page.click('button[type=submit]');
+      await page.click('[data-nav=providers]');
+      await page.locator('table.providers tbody tr').first().waitFor();
+      const api: Json[] = (await call(cooling, 'GET', '//admin/v1/providers', { key: ADMIN_TOKEN })).json.data;
+      assert.equal(await page.locator('table.providers tbody tr').count(), api.length, 'one row per upstream');
+      const broken = page.locator('tr[data-upstream="mock/gpt-4o-mini"]');
+      assert.equal(await broken.getAttribute('data-cooling'), 'true', 'the failed upstream is cooling down');
+      assert.match((await broken.textContent())!, /cooling until/);
+      assert.match((await broken.locator('td.last-error').textContent())!, /500/);
+      assert.equal(await page.locator('tr[data-upstream="mock/text-embedding-3-small"]').getAttribute('data-cooling'), 'false', 'the others are healthy');
+      await watched.shot('providers');
+      watched.assertClean();
+    } finally {
+      mock.handle(null);
+      await stopGateway(cooling, 10_000);
+    }
   });
 
   test('a wrong admin token shows a clear message and keeps nothing', async () => {
