@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { call, sdk, type Json } from '../support/e2e.js';
 import { chromiumSkipReason, launchChromium, watchPage, type WatchedPage } from '../support/browser.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
@@ -64,8 +64,10 @@ describe('dashboard: the operator', { skip }, () => {
     await page.click('[data-dialog=create] button[type=submit]');
     const secret = (await page.locator('[data-dialog=secret] [data-secret]').textContent())!.trim();
     assert.match(secret, /^tg-[A-Za-z0-9_-]{43}$/, 'the new secret is shown');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.origin });
     await page.click('[data-dialog=secret] [data-copy]');
-    await page.locator('[data-dialog=secret] .toolbar .hint').waitFor();
+    await page.locator('[data-dialog=secret] .toolbar .hint').filter({ hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret, 'the copy button put the secret on the clipboard');
     await watched.shot('key-created');
     await page.click('[data-dialog=secret] [data-close]');
     assert.equal(await page.locator('[data-secret]').count(), 0, 'the secret is gone once the dialog closes');
@@ -125,6 +127,8 @@ describe('dashboard: the operator', { skip }, () => {
       assert.equal(usdToNano(Number(await row.getAttribute('data-cost'))), costs.get(requestId), 'with its exact cost');
     }
     assert.equal(usdToNano(Number(await page.locator('[data-page-cost]').getAttribute('data-page-cost'))), spentNano);
+    await page.locator('[data-figure=matching-requests][data-value="5"]').waitFor();
+    assert.equal(usdToNano(Number(await page.locator('[data-figure=matching-spend]').getAttribute('data-usd'))), spentNano, 'the totals of all matching rows');
     await watched.shot('usage');
 
     // The CSV: fetched with the token in a header, handed over as a file; it holds the same five rows.
@@ -213,16 +217,37 @@ describe('dashboard: the operator', { skip }, () => {
     watched.assertClean();
   });
 
-  test('the providers page lists each upstream with its health', async () => {
-    const watched = await watchPage(browser, 'operator-providers');
-    const page = await signIn(watched);
-    await page.click('[data-nav=providers]');
-    await page.locator('table.providers tbody tr').first().waitFor();
-    const api: Json[] = (await admin('GET', '/providers')).json.data;
-    assert.equal(await page.locator('table.providers tbody tr').count(), api.length, 'one row per upstream');
-    assert.ok(api.length > 0);
-    await watched.shot('providers');
-    watched.assertClean();
+  test('the providers page shows each upstream’s health, and one cooling down after a failure', async () => {
+    // A gateway of its own whose upstreams cool down after one failure, for ten minutes.
+    const config = mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');
+    assert.ok(config.includes('failures: 1, seconds: 600'));
+    const cooling = await startGateway({ config });
+    try {
+      const key = await cooling.createKey({ name: 'p', balance: 1 });
+      mock.handle(errorReply(500, 'the upstream broke'));
+      assert.equal((await call(cooling, 'POST', '/chat/completions', { key: key.key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] } })).status, 502);
+      mock.handle(null);
+
+      const watched = await watchPage(browser, 'operator-providers');
+      const { page } = watched;
+      await page.goto(`${cooling.origin}/dashboard/`);
+      await page.fill('#token', ADMIN_TOKEN);
+      await page.click('button[type=submit]');
+      await page.click('[data-nav=providers]');
+      await page.locator('table.providers tbody tr').first().waitFor();
+      const api: Json[] = (await call(cooling, 'GET', '//admin/v1/providers', { key: ADMIN_TOKEN })).json.data;
+      assert.equal(await page.locator('table.providers tbody tr').count(), api.length, 'one row per upstream');
+      const broken = page.locator('tr[data-upstream="mock/gpt-4o-mini"]');
+      assert.equal(await broken.getAttribute('data-cooling'), 'true', 'the failed upstream is cooling down');
+      assert.match((await broken.textContent())!, /cooling until/);
+      assert.match((await broken.locator('td.last-error').textContent())!, /500/);
+      assert.equal(await page.locator('tr[data-upstream="mock/text-embedding-3-small"]').getAttribute('data-cooling'), 'false', 'the others are healthy');
+      await watched.shot('providers');
+      watched.assertClean();
+    } finally {
+      mock.handle(null);
+      await stopGateway(cooling, 10_000);
+    }
   });
 
   test('a wrong admin token shows a clear message and keeps nothing', async () => {

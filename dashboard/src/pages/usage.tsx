@@ -2,13 +2,15 @@
 // status and time, paged with the API's cursors, and downloadable as CSV (GET /admin/v1/usage.csv with
 // the same filters; the token goes in the Authorization header, never in the URL).
 import { useState } from 'preact/hooks';
-import { download, getJson, withQuery } from '../api.js';
+import { download, getAll, getJson, withQuery } from '../api.js';
+import { CountFigure, Figure } from '../components/figure.js';
 import { Pager, nextCursors } from '../components/pager.js';
 import { UsageTable } from '../components/usage-table.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { listAllKeys } from '../keys-api.js';
-import type { ListPage, UsageRow } from '../types.js';
+import { totals } from '../summary.js';
+import type { ListPage, SummaryRow, UsageRow } from '../types.js';
 
 const PAGE_SIZE = 50;
 
@@ -40,6 +42,8 @@ export function UsagePage({ token }: { token: string }) {
     () => getJson<ListPage<UsageRow>>(withQuery('/admin/v1/usage', { ...queryOf(filters), limit: PAGE_SIZE, after }), { token }),
     [token, filters, after],
   );
+  // The totals of everything the filters match (not just this page), from the summary by day.
+  const matching = useLoad(() => getAll<SummaryRow>('/admin/v1/usage/summary', token, { ...queryOf(filters), group_by: 'day' }).then(totals), [token, filters]);
   const names = Object.fromEntries((keys.data ?? []).map((k) => [k.id, k.name]));
   const pageCostNano = (rows.data?.data ?? []).reduce((n, r) => n + Math.round(r.cost * 1e9), 0);
 
@@ -112,6 +116,14 @@ export function UsagePage({ token }: { token: string }) {
         <p class="error" role="alert">
           {rows.error}
         </p>
+      )}
+      {matching.data && (
+        <div class="cards">
+          <Figure label="Spend (all matching)" usd={matching.data.cost} id="matching-spend" />
+          <CountFigure label="Requests" value={matching.data.requests} id="matching-requests" />
+          <CountFigure label="Tokens" value={matching.data.tokens} id="matching-tokens" />
+          <CountFigure label="Failed" value={matching.data.errors} id="matching-errors" />
+        </div>
       )}
       {!rows.data ? (
         !rows.error && <p class="loading">Loading…</p>
