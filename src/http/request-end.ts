@@ -21,6 +21,8 @@ const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map([
   ['/v1/models', 'models'],
   ['/v1/models/*', 'models'],
   ['/v1/key', 'key'],
+  ['/v1/key/usage', 'key'],
+  ['/v1/key/usage/summary', 'key'],
 ]);
 
 /** A path too long to be a route is cut in the log line. */

@@ -1,5 +1,5 @@
-// Logs (product.md §10): one JSON line per request; at every level, down to trace, no key secret, no
-// metrics token, no provider key, no prompt and no completion in anything the server writes (stdout and
+// Logs (product.md §10): one JSON line per request; at every level, down to trace, no key secret (issued
+// by the CLI or the admin API), no admin or metrics token, no provider key, no prompt and no completion in anything the server writes (stdout and
 // stderr) — and with `log.bodies: true` the request body (prompt) and a non-stream answer are logged,
 // with secret-looking fields in them censored, still without any secret.
 import assert from 'node:assert/strict';
@@ -14,6 +14,8 @@ const METRICS_TOKEN = 'metrics-token-do-not-log-0123456789';
 const WRONG_TOKEN = 'wrong-metrics-token-do-not-log-987';
 const PROVIDER_KEY = 'sk-mock-upstream-secret';
 const SMUGGLED = 'sk-smuggled-client-field-secret';
+const ADMIN_TOKEN = 'admin-token-do-not-log-0123456789abcdefghij';
+const WRONG_ADMIN_TOKEN = 'wrong-admin-token-do-not-log-0123456789abcd';
 const messages = [{ role: 'user', content: PROMPT }];
 
 interface LogLine {
@@ -52,7 +54,10 @@ describe('logs at trace level, log.bodies off (the default)', () => {
   let gw: GatewayProcess;
   before(async () => {
     mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `metrics:\n  token: ${METRICS_TOKEN}\n`), env: { TOLLGATE_LOG_LEVEL: 'trace' } });
+    gw = await startGateway({
+      config: mockConfig(mock, `metrics:\n  token: ${METRICS_TOKEN}\nadmin:\n  token: ${ADMIN_TOKEN}\n`),
+      env: { TOLLGATE_LOG_LEVEL: 'trace' },
+    });
   });
   after(async () => {
     await mock?.close();
@@ -92,11 +97,24 @@ describe('logs at trace level, log.bodies off (the default)', () => {
     track(await call(gw, 'GET', '//metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }));
     track(await call(gw, 'GET', '//metrics', { headers: { authorization: `Bearer ${WRONG_TOKEN}` } }));
     track(await call(gw, 'GET', '/models', { key: rich.key }));
+    // The admin API: a key issued (its secret is in the answer), a top-up, and a wrong token.
+    const issued = await call(gw, 'POST', '//admin/v1/keys', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { name: 'from-admin', balance: '1' } });
+    assert.equal(issued.status, 200, issued.text);
+    track(issued);
+    const adminSecret: string = issued.json.key ?? issued.json.data?.key;
+    assert.match(adminSecret, /^tg-/);
+    const topUp = await call(gw, 'POST', `//admin/v1/keys/${rich.id}/topup`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'idempotency-key': 'webhook-1' },
+      body: { amount: '1' },
+    });
+    assert.equal(topUp.status, 200, topUp.text);
+    track(topUp);
+    track(await call(gw, 'GET', '//admin/v1/keys', { headers: { authorization: `Bearer ${WRONG_ADMIN_TOKEN}` } }));
 
     const byId = await accessLines(gw, ids);
     for (const id of ids) assert.equal(byId.get(id)?.length, 1, `one access line for ${id}`);
     const statusOf = (i: number) => byId.get(ids[i]!)![0]!.status;
-    assert.deepEqual(ids.map((_, i) => statusOf(i)), [200, 200, 402, 401, 200, 429, 400, 200, 401, 200]);
+    assert.deepEqual(ids.map((_, i) => statusOf(i)), [200, 200, 402, 401, 200, 429, 400, 200, 401, 200, 200, 200, 401]);
     const okLine = byId.get(ids[0]!)![0]!;
     assert.equal(okLine.keyId, rich.id);
     assert.equal(okLine.model, 'gpt-test');
@@ -108,7 +126,8 @@ describe('logs at trace level, log.bodies off (the default)', () => {
 
     const { text, lines } = output(gw);
     assert.ok(lines.some((l) => l.level <= 20), 'debug/trace lines were written (the level is in force)');
-    for (const secret of [rich.key, poor.key, revoked.key, limited.key, METRICS_TOKEN, WRONG_TOKEN, PROVIDER_KEY, SMUGGLED, PROMPT, DEFAULT_TEXT]) {
+    const secrets = [rich.key, poor.key, revoked.key, limited.key, adminSecret, ADMIN_TOKEN, WRONG_ADMIN_TOKEN, METRICS_TOKEN, WRONG_TOKEN, PROVIDER_KEY, SMUGGLED, PROMPT, DEFAULT_TEXT];
+    for (const secret of secrets) {
       assert.ok(!text.includes(secret), `"${secret}" appears in the output`);
     }
     assert.doesNotMatch(text, /tg-[A-Za-z0-9_-]{20,}/, 'nothing shaped like a key secret');
