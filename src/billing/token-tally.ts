@@ -2,7 +2,7 @@
 // tally's time budget is spent — ordinary text stays far inside it — and the rest is estimated upward
 // from its UTF-8 size. A stream keeps only an unfinished tail, never the whole text.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { countSegment, nextCut } from './bounded-count.js';
+import { countSegment, loadTokenizer, nextCut } from './bounded-count.js';
 
 /**
  * Exact counting per tally (one request's input, one response's output): far more than ordinary text
@@ -92,6 +92,7 @@ export class TokenTally {
    * clock passes `untilMs`; returns where it stopped. Past the budget, the rest is sized, not counted.
    */
   private countFrom(text: string, start: number, final: boolean, untilMs: number): number {
+    loadTokenizer();
     let at = start;
     while (at < text.length) {
       if (this.spentMs >= this.budgetMs) {
