@@ -1,13 +1,18 @@
-// Closed-loop HTTP load generator (its own process, so its CPU never counts against the server under test).
+// HTTP load generator (its own process, so its CPU never counts against the server under test): closed
+// loop (--connections workers, each sending its next request when the last one ends), or open loop
+// (--rate: requests sent at a fixed arrival rate whatever the server does, latency counted from when each
+// was due, so queueing in the server is not hidden by the load slowing down with it).
 // Prints JSON lines on stdout: {"event":"window-start"}, {"event":"window-end"}, then {"event":"result",...}.
 import { Buffer } from 'node:buffer';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { setInterval, clearInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
 const USAGE = `usage: node bench/load.mjs --url URL --body JSON [--header 'name: value']... [--stream]
-  [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]`;
+  [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]
+  [--rate R]  open loop: R requests per second (--connections is then the most connections it may open)`;
 // A warm-up never runs longer than this many times --warmup, however slow the server is.
 const WARMUP_CAP_FACTOR = 5;
 
@@ -25,6 +30,7 @@ function parseOptions(argv) {
       warmup: { type: 'string', default: '2' },
       'warmup-requests': { type: 'string', default: '2000' },
       requests: { type: 'string' },
+      rate: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -47,6 +53,7 @@ function parseOptions(argv) {
     warmupRequests: Number(values['warmup-requests']),
     // A fixed request count replaces the timed window when given.
     requests: values.requests === undefined ? undefined : positive('requests', values.requests),
+    rate: values.rate === undefined ? undefined : positive('rate', values.rate),
   };
 }
 
@@ -89,9 +96,10 @@ function verdict(status, stream, tail, chunks) {
  * Sends one request through undici's low-level dispatch API (cheaper than request()/fetch, so the load
  * generator stays light on a shared 2-core box) and resolves with its timings and an error text if any.
  */
-function sendOne(pool, opts) {
+function sendOne(pool, opts, dueAt) {
   return new Promise((resolve) => {
-    const started = performance.now();
+    // Open loop: from when the request was due, so time spent waiting for a free connection counts.
+    const started = dueAt ?? performance.now();
     let status = 0;
     let ttfb;
     let tail = '';
@@ -175,12 +183,36 @@ async function run(opts) {
     while (state.phase !== 'drain') record(await sendOne(pool, opts));
   }
 
+  /** Open loop: every millisecond, sends the requests that fell due since the last tick. */
+  function arrivals() {
+    return new Promise((resolveAll) => {
+      const inFlight = new Set();
+      let sent = 0;
+      const tick = setInterval(() => {
+        const now = performance.now();
+        if (state.phase === 'drain') {
+          clearInterval(tick);
+          Promise.all(inFlight).then(resolveAll);
+          return;
+        }
+        for (const due = Math.floor(((now - state.startedAt) / 1000) * opts.rate); sent < due; sent++) {
+          const dueAt = state.startedAt + (sent * 1000) / opts.rate;
+          const request = sendOne(pool, opts, dueAt).then((result) => {
+            inFlight.delete(request);
+            record(result);
+          });
+          inFlight.add(request);
+        }
+      }, 1);
+    });
+  }
+
   state.startedAt = performance.now();
   if (opts.warmupMs > 0) {
     setTimeout(() => warmEnough() && startWindow(), opts.warmupMs);
     state.warmupCap = setTimeout(startWindow, opts.warmupMs * WARMUP_CAP_FACTOR);
   } else startWindow();
-  const workers = Array.from({ length: opts.connections }, worker);
+  const workers = opts.rate === undefined ? Array.from({ length: opts.connections }, worker) : [arrivals()];
   // A hung server must not hang the benchmark: give in-flight requests a bounded time to drain.
   const deadline = (opts.requests === undefined ? opts.durationMs : 600_000) + opts.warmupMs * WARMUP_CAP_FACTOR + 10_000;
   await Promise.race([Promise.all(workers), sleep(deadline, undefined, { ref: false })]);
@@ -198,6 +230,7 @@ function summarise(opts, state) {
   return {
     event: 'result',
     connections: opts.connections,
+    rate: opts.rate ?? null,
     windowSeconds: round3(seconds),
     completed: state.completed,
     ok: totals.length,

@@ -149,8 +149,8 @@ function createKey(configPath, limits) {
   return JSON.parse(out).key;
 }
 
-/** `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`: see --limits, --redis. */
-export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl } = {}) {
+/** `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`, `nodeFlags`: see --limits, --redis, --gateway-flags. */
+export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, nodeFlags = [] } = {}) {
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
   writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`, redisUrl));
@@ -158,7 +158,7 @@ export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits 
   const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = track(
     'gateway',
-    spawn(process.execPath, [...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [...nodeFlags, ...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const url = await waitForLine(child, child.stderr, listeningUrl, 'gateway');
   return { name: 'tollgate', child, url, key, database: database ?? `sqlite:${dbPath}` };

@@ -5,6 +5,8 @@
 // proc-stats.mjs (/proc figures) and report.mjs (summary, table and JSON).
 import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
 import { round } from './numbers.mjs';
 import { parseOptions } from './options.mjs';
 import { createBenchSchema } from './postgres.mjs';
@@ -23,11 +25,12 @@ async function main() {
 
   const mock = await startMock();
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url, { limits: options.limits, redisUrl: options.redisUrl });
+  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url, { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags });
   const portkey = options.portkeyDir ? await startPortkey(options.portkeyDir) : undefined;
   const procs = { mock, tollgate, portkey };
   const scenarios = buildScenarios(procs, options);
   if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
+  const idle = await idleMemory(scenarios, [tollgate, portkey].filter(Boolean));
 
   const results = [];
   // Rounds interleave the scenarios so a burst of someone else's load hits all of them, not one.
@@ -39,9 +42,9 @@ async function main() {
   }
 
   const memory = {};
-  for (const p of [tollgate, portkey].filter(Boolean)) memory[p.name] = memoryMb(p.child.pid);
+  for (const p of [tollgate, portkey].filter(Boolean)) memory[p.name] = { idleRssMb: idle[p.name], ...memoryMb(p.child.pid) };
   await stopAll();
-  const billing = results.some((r) => r.via === 'tollgate') ? await billingCheck(tollgate.database, results) : undefined;
+  const billing = results.some((r) => r.via === 'tollgate') ? await billingCheck(tollgate.database, results, idle.tollgateRequests) : undefined;
   await pgSchema?.drop();
   const summary = summarise(results, scenarios);
   const report = { startedAt, machine, options, summary, added: addedLatency(summary), memory, billing, results };
@@ -50,6 +53,26 @@ async function main() {
   if (options.cpuProfDir) console.log(`cpu profile: ${options.cpuProfDir} (summarise with: node bench/profile-summary.mjs ${options.cpuProfDir})`);
   removeTempDir();
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+/**
+ * RSS of each gateway at rest, after one request of each of its scenarios (so lazily loaded parts, like
+ * the tokenizer's vocabulary, are in) and a second to settle: the footprint of a started, idle sidecar.
+ */
+async function idleMemory(scenarios, gateways) {
+  for (const gateway of gateways) {
+    for (const scenario of scenarios.filter((s) => s.subject === gateway)) {
+      const headers = Object.fromEntries(scenario.headers.map((h) => [h.slice(0, h.indexOf(':')).trim(), h.slice(h.indexOf(':') + 1).trim()]));
+      const res = await request(scenario.url + scenario.path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: scenario.body });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`${scenario.id}: HTTP ${res.statusCode} before the benchmark started`);
+    }
+  }
+  await sleep(1_000);
+  const idle = Object.fromEntries(gateways.map((g) => [g.name, memoryMb(g.child.pid).rssMb]));
+  // The billing check counts these too.
+  idle.tollgateRequests = scenarios.filter((s) => s.via === 'tollgate').length;
+  return idle;
 }
 
 main().catch(async (err) => {
