@@ -13,6 +13,7 @@ import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
+import { GatewayMetrics } from './telemetry/metrics.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -27,6 +28,8 @@ export interface StartOptions {
   readonly host?: string;
   readonly port?: number;
   readonly log: Logger;
+  /** One of `serve --workers` processes: the primary announces the gateway once all of them listen. */
+  readonly worker?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
@@ -34,23 +37,32 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
-  const ledger = new Ledger(store.ledger, config.billing, config.limits, log);
+  const health = new UpstreamHealth();
+  const metrics = new GatewayMetrics(config, {
+    activeHolds: () => store.probe.activeHolds(),
+    isCooling: (provider, upstreamModel) => health.isCooling({ provider, upstreamModel }),
+  });
+  const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
+  // Loaded only when configured, like the Redis rate limiter.
+  const cooldowns = config.redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log) : undefined;
   let closing = false;
   const server = buildServer({
     config,
     ledger,
     transport,
     log,
-    health: new UpstreamHealth(),
+    health,
     drains,
     limiter,
     keys: store.keys,
     inFlight,
     isClosing: () => closing,
+    metrics,
+    probe: store.probe,
   });
   const host = options.host ?? config.server.host;
   try {
@@ -58,6 +70,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   } catch (error) {
     await transport.close();
     await limiter.close();
+    await cooldowns?.close();
     await store.close();
     throw listenError(host, options.port ?? config.server.port, error);
   }
@@ -66,7 +79,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
   for (const warning of config.warnings) log.warn(warning);
-  log.info({ url, models: config.models.size, providers: config.providers.size }, 'tollgate listening');
+  log.info({ url, models: config.models.size, providers: config.providers.size }, options.worker ? 'worker listening' : 'tollgate listening');
 
   let closed: Promise<void> | undefined;
   // SIGTERM: refuse new work (503 on open connections; the listener closes), give in-flight requests
@@ -88,6 +101,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await sweeper.stop();
       await transport.close();
       await limiter.close();
+      await cooldowns?.close();
       await store.close();
     }
   }

@@ -214,6 +214,7 @@ function normalise(raw: RawConfig, path: string): Config {
       requestTimeoutMs: raw.server.request_timeout_ms,
       keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
       writeStallMs: raw.server.write_stall_ms,
+      corsOrigins: raw.server.cors_origins,
     },
     database,
     providers,
@@ -230,6 +231,8 @@ function normalise(raw: RawConfig, path: string): Config {
       budgetPeriod: raw.limits.budget_period,
     },
     redis: raw.redis,
+    metrics: { token: raw.metrics.token },
+    log: { level: raw.log.level, format: raw.log.format, bodies: raw.log.bodies },
     warnings,
     loadedAt: Math.floor(Date.now() / 1000),
   });

@@ -17,6 +17,21 @@ export interface ServerConfig {
   readonly keepAliveTimeoutMs: number;
   /** How long a stream write may wait for a client that does not read before the stream is ended. */
   readonly writeStallMs: number;
+  /** Browser origins allowed to call /v1 (CORS); empty: none. */
+  readonly corsOrigins: readonly string[];
+}
+
+/** `metrics:` — GET /metrics; with a token, scrapes must send it as a Bearer token. */
+export interface MetricsConfig {
+  readonly token: string | undefined;
+}
+
+/** `log:` — level and format (undefined: from the environment and the terminal), request bodies. */
+export interface LogConfig {
+  readonly level: string | undefined;
+  readonly format: 'json' | 'pretty' | undefined;
+  /** Log each request's body (prompts) and a non-stream chat answer; off by default. */
+  readonly bodies: boolean;
 }
 
 export interface TimeoutsConfig {
@@ -99,6 +114,8 @@ export interface Config {
   readonly limits: LimitsConfig;
   /** `redis:` — rate-limit counters shared by every gateway; undefined: in-process counters. */
   readonly redis: string | undefined;
+  readonly metrics: MetricsConfig;
+  readonly log: LogConfig;
   /** Problems that do not stop the gateway (e.g. a provider without an API key). */
   readonly warnings: readonly string[];
   /** When the config was loaded (unix seconds): the `created` of every model entry. */

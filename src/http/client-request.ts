@@ -15,5 +15,6 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): C
     key: request.apiKey!,
     signal: controller.signal,
     setHeader: (name, value) => void reply.header(name, value),
+    trace: request.trace,
   };
 }

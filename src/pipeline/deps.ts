@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Ledger } from '../billing/ledger.js';
 import type { Config } from '../config/types.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { RequestTrace } from '../telemetry/request-trace.js';
 import type { UpstreamRequest } from '../providers/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { KeyRecord } from '../storage/types.js';
@@ -27,6 +28,8 @@ export interface ClientRequest {
   readonly signal: AbortSignal;
   /** Sets a header on whatever answer the client gets (JSON, stream or error). */
   setHeader(name: string, value: string): void;
+  /** Where the pipeline leaves what telemetry and the access log report when the request ends. */
+  readonly trace: RequestTrace;
 }
 
 /** The client's SSE response, opened (status 200, headers) on the first write. */

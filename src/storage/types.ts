@@ -275,10 +275,19 @@ export interface StoreOptions {
   readonly maxConnections?: number;
 }
 
+/** What operators' probes ask the database: readiness, and the holds gauges of /metrics. */
+export interface StoreProbe {
+  /** Resolves when the database answers a trivial query; rejects otherwise. */
+  ping(): Promise<void>;
+  /** Holds open now (every gateway on this database) and the nano-dollars they hold. */
+  activeHolds(): Promise<{ readonly count: number; readonly amount: Nano }>;
+}
+
 export interface Store {
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
   readonly idempotency: IdempotencyStore;
+  readonly probe: StoreProbe;
   close(): Promise<void>;
 }

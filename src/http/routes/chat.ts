@@ -15,10 +15,16 @@ export function registerChatRoute(app: FastifyInstance, deps: PipelineDeps, inFl
     const client = clientRequestOf(request, reply);
     let sink: SseResponse | undefined;
     try {
-      const openSink = () =>
-        (sink = new SseResponse(reply, { requestId: request.id, clientGone: client.signal, writeStallMs: deps.config.server.writeStallMs, log: deps.log }));
+      const openSink = () => {
+        // Called when the first chunk is ready to go: the time to first token.
+        client.trace.firstTokenAt = performance.now();
+        return (sink = new SseResponse(reply, { requestId: request.id, clientGone: client.signal, writeStallMs: deps.config.server.writeStallMs, log: deps.log }));
+      };
       const outcome = await inFlight.track(runChat(deps, client, body, openSink));
-      if (outcome.kind === 'json') return reply.type('application/json').send(JSON.stringify(outcome.body));
+      if (outcome.kind === 'json') {
+        if (deps.config.log.bodies) client.trace.answer = outcome.body;
+        return reply.type('application/json').send(JSON.stringify(outcome.body));
+      }
       return reply;
     } catch (error) {
       if (error instanceof ClientGoneError) {

@@ -3,6 +3,7 @@ import type { Nano } from '../../billing/money.js';
 import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
 import { NO_KEY_LIMITS, type AllowedModels, type KeyRecord, type KeyStore, type LimitsPatch, type NewKey } from '../types.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
+import { KeyLookupBatcher } from './key-lookup-batcher.js';
 
 async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requestId: string, now: number): Promise<void> {
   await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [amount, id]);
@@ -15,7 +16,11 @@ async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requ
 }
 
 export class PostgresKeyStore implements KeyStore {
-  constructor(private readonly pool: PostgresPool) {}
+  private readonly lookups: KeyLookupBatcher;
+
+  constructor(private readonly pool: PostgresPool) {
+    this.lookups = new KeyLookupBatcher(pool);
+  }
 
   async create(key: NewKey): Promise<KeyRecord> {
     await inTransaction(this.pool, async (client) => {
@@ -44,13 +49,9 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
-    // A named statement: parsed and planned once per connection, as on every request.
-    const { rows } = await this.pool.query<KeyRow>({
-      name: 'key-by-hash',
-      text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = $1`,
-      values: [secretHash],
-    });
-    return rows[0] && keyRecordOf(rows[0]);
+    // Asked on every request: batched with the other requests' lookups of the moment.
+    const row = await this.lookups.lookup(secretHash);
+    return row && keyRecordOf(row);
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {

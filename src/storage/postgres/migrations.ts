@@ -335,5 +335,121 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         outcome := 'grown';
       END $$;
     `,
+  },  {
+    version: 5,
+    name: 'ledger-batches',
+    // Group commit (docs/adr/0009-group-commit.md, 0012-postgresql.md): the ledger writes one gateway has
+    // pending go to the database as ONE call of tollgate_ledger_batch, one transaction, applied in order.
+    // ledger_batches records each committed batch's answers under the batch's id: a batch retried after its
+    // connection dropped finds them and replays them instead of applying anything twice.
+    sql: `
+      CREATE TABLE ledger_batches (
+        id TEXT PRIMARY KEY,
+        created_at BIGINT NOT NULL,
+        results JSONB
+      );
+      CREATE INDEX ledger_batches_by_time ON ledger_batches (created_at);
+
+      -- Operations, in arrival order, as parallel arrays (element i of each is operation i):
+      --   hold:    request id, key id, amount, expires_at, now, period start, budget
+      --   settle:  request id, cost (p_amount), now, period start, budget, usage
+      --   release: request id, now, usage (or null)
+      --   renew:   request id, expires_at, now, period start, budget
+      --   grow:    request id, amount, now, period start, budget
+      -- Every key row the batch touches is locked first, in id order, then the hold rows: every writer with
+      -- more than one row (this function, the sweeper) takes keys before holds, so batches of several
+      -- gateways and the sweeper never deadlock. Each admission is then decided in order against the key's
+      -- balance, budget and active holds, exactly as one statement per request would decide it.
+      CREATE FUNCTION tollgate_ledger_batch(p_batch_id TEXT, p_now BIGINT, p_op TEXT[], p_request_id TEXT[],
+        p_key_id TEXT[], p_amount BIGINT[], p_expires_at BIGINT[], p_op_now BIGINT[], p_period_start BIGINT[],
+        p_budget BIGINT[], p_usage JSONB)
+      RETURNS JSONB LANGUAGE plpgsql AS $$
+      DECLARE
+        v_results JSONB := '[]'::jsonb;
+        v_r JSONB;
+        v_k JSONB;
+        v_u JSONB;
+        v_key TEXT;
+        v_amount BIGINT;
+        c RECORD;
+      BEGIN
+        INSERT INTO ledger_batches (id, created_at) VALUES (p_batch_id, p_now) ON CONFLICT (id) DO NOTHING;
+        IF NOT FOUND THEN
+          -- A retry of a batch that committed (its connection dropped before the answer arrived).
+          RETURN (SELECT results FROM ledger_batches WHERE id = p_batch_id);
+        END IF;
+        PERFORM 1 FROM api_keys WHERE id IN (
+            SELECT unnest(p_key_id) UNION SELECT key_id FROM holds WHERE request_id = ANY (p_request_id))
+          ORDER BY id FOR UPDATE;
+        FOR i IN 1 .. COALESCE(array_length(p_op, 1), 0) LOOP
+          v_k := NULL;
+          IF p_op[i] = 'hold' THEN
+            v_key := p_key_id[i];
+            v_amount := p_amount[i];
+            IF EXISTS (SELECT 1 FROM holds WHERE request_id = p_request_id[i]) THEN
+              v_r := '{"o":"conflict"}';
+            ELSE
+              -- The admission of rows.ts SHARED_SQL.admit.
+              UPDATE api_keys SET held = held + v_amount,
+                  budget_spent = CASE WHEN budget_period_start = p_period_start[i] THEN budget_spent ELSE 0 END,
+                  budget_period_start = p_period_start[i]
+                WHERE id = v_key AND status = 'active' AND (expires_at IS NULL OR expires_at > p_op_now[i])
+                  AND balance - held >= v_amount
+                  AND (p_budget[i] IS NULL OR CASE WHEN budget_period_start = p_period_start[i] THEN budget_spent ELSE 0 END
+                    + held + v_amount <= p_budget[i]);
+              IF FOUND THEN
+                INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at)
+                  VALUES (p_request_id[i], v_key, v_amount, 'active', p_expires_at[i], p_op_now[i]);
+                INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at)
+                  VALUES (v_key, p_request_id[i], 'hold', v_amount, p_op_now[i]);
+                v_r := '{"o":"admitted"}';
+              ELSE
+                SELECT to_jsonb(k) INTO v_k FROM (SELECT balance, held, status, expires_at, budget_spent, budget_period_start
+                  FROM api_keys WHERE id = v_key) k;
+                v_r := jsonb_build_object('o', 'refused', 'k', v_k);
+              END IF;
+            END IF;
+          ELSIF p_op[i] = 'settle' OR p_op[i] = 'release' THEN
+            IF p_op[i] = 'settle' THEN
+              SELECT * INTO c FROM tollgate_close_hold(p_request_id[i], 'captured', p_amount[i], p_op_now[i], p_period_start[i], p_budget[i]);
+            ELSE
+              SELECT * INTO c FROM tollgate_close_hold(p_request_id[i], 'released', 0, p_op_now[i], 0, NULL);
+            END IF;
+            v_u := p_usage -> (i - 1);
+            IF jsonb_typeof(v_u) = 'object' AND c.outcome IN ('captured', 'late', 'late-capped', 'released', 'expired') THEN
+              -- The usage row's cost is what was charged (less than the priced cost only when late-capped).
+              INSERT INTO usage_records (request_id, created_at, key_id, model, provider, upstream_model, status, input_tokens,
+                  cached_input_tokens, output_tokens, reasoning_tokens, cost, usage_source, attempts)
+                SELECT u.request_id, u.created_at, u.key_id, u.model, u.provider, u.upstream_model, u.status, u.input_tokens,
+                  u.cached_input_tokens, u.output_tokens, u.reasoning_tokens, LEAST(c.charged, u.cost), u.usage_source, u.attempts
+                FROM jsonb_to_record(v_u) AS u (request_id TEXT, created_at BIGINT, key_id TEXT, model TEXT, provider TEXT,
+                  upstream_model TEXT, status INTEGER, input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER,
+                  reasoning_tokens INTEGER, cost BIGINT, usage_source TEXT, attempts TEXT)
+                ON CONFLICT (request_id) DO NOTHING;
+            END IF;
+            v_r := jsonb_build_object('o', c.outcome, 'c', c.charged);
+          ELSIF p_op[i] = 'renew' THEN
+            SELECT * INTO c FROM tollgate_renew_hold(p_request_id[i], p_expires_at[i], p_op_now[i], p_period_start[i], p_budget[i]);
+            IF c.outcome = 'refused' AND c.k_status IS NOT NULL THEN
+              v_k := jsonb_build_object('balance', c.k_balance, 'held', c.k_held, 'status', c.k_status, 'expires_at', c.k_expires_at,
+                'budget_spent', c.k_budget_spent, 'budget_period_start', c.k_budget_period_start);
+            END IF;
+            v_r := jsonb_build_object('o', c.outcome, 'a', c.hold_amount, 'k', v_k);
+          ELSIF p_op[i] = 'grow' THEN
+            SELECT * INTO c FROM tollgate_grow_hold(p_request_id[i], p_amount[i], p_op_now[i], p_period_start[i], p_budget[i]);
+            IF c.outcome = 'refused' AND c.k_status IS NOT NULL THEN
+              v_k := jsonb_build_object('balance', c.k_balance, 'held', c.k_held, 'status', c.k_status, 'expires_at', c.k_expires_at,
+                'budget_spent', c.k_budget_spent, 'budget_period_start', c.k_budget_period_start);
+            END IF;
+            v_r := jsonb_build_object('o', c.outcome, 'k', v_k);
+          ELSE
+            RAISE EXCEPTION 'tollgate_ledger_batch: unknown operation %', p_op[i];
+          END IF;
+          v_results := v_results || jsonb_build_array(v_r);
+        END LOOP;
+        UPDATE ledger_batches SET results = v_results WHERE id = p_batch_id;
+        RETURN v_results;
+      END $$;
+    `,
   },
 ];

@@ -134,4 +134,19 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 5,
+    name: 'ledger-batches',
+    // PostgreSQL's group commit records each committed batch's answers so that a batch whose connection
+    // dropped is retried exactly once (docs/adr/0009-group-commit.md). SQLite's batches cannot be in
+    // doubt (the driver is in-process); the table exists so both dialects keep the same tables.
+    sql: `
+      CREATE TABLE ledger_batches (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,        -- epoch ms
+        results TEXT                        -- JSON: one answer per operation, in order
+      ) STRICT;
+      CREATE INDEX ledger_batches_by_time ON ledger_batches (created_at);
+    `,
+  },
 ];

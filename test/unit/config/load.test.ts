@@ -90,8 +90,11 @@ describe('parseConfig: a valid file', () => {
       requestTimeoutMs: 300_000,
       keepAliveTimeoutMs: 72_000,
       writeStallMs: 30_000,
+      corsOrigins: [],
     });
     assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30 });
+    assert.deepEqual(config.metrics, { token: undefined });
+    assert.deepEqual(config.log, { level: undefined, format: undefined, bodies: false });
     assert.equal(config.database, `sqlite:${resolve('/etc/tollgate', 'data/tollgate.db')}`);
     const provider = config.providers.get('openai-main')!;
     assert.deepEqual(provider, testProvider({ id: 'openai-main', kind: 'openai', apiKey: 'sk-test-key' }));
