@@ -104,46 +104,58 @@ function decodeBase64(file: Uint8Array, from: number, to: number, out: Uint8Arra
   return written;
 }
 
-/**
- * Parses a tiktoken file ("base64 rank" lines, ranks 0, 1, 2... in order) into the compact tables,
- * straight from its bytes: no string per token, so loading leaves no garbage to grow the heap.
- */
-export function parseTiktoken(file: Uint8Array): O200kRanks {
-  const lines: number[] = []; // [start, space] pairs
+/** Calls `line(start, space, end)` for each non-empty line of the file (space: start when it has none). */
+function eachLine(file: Uint8Array, line: (start: number, space: number, end: number) => void): void {
   for (let i = 0; i < file.length; ) {
     let eol = file.indexOf(0x0a, i);
     if (eol < 0) eol = file.length;
-    const space = file.indexOf(0x20, i);
-    if (eol > i) lines.push(i, space >= 0 && space < eol ? space : i); // no space: a bad line, reported below
+    if (eol > i) {
+      const space = file.indexOf(0x20, i);
+      line(i, space >= 0 && space < eol ? space : i, eol);
+    }
     i = eol + 1;
   }
-  const count = lines.length / 2;
-  if (count >= RANK_MASK) throw new Error('o200k ranks: too many tokens');
+}
+
+/**
+ * Parses a tiktoken file ("base64 rank" lines, ranks 0, 1, 2... in order) into the compact tables,
+ * straight from its bytes in two passes (sizes, then contents): no string or array per token, so
+ * loading leaves no garbage behind but the file's own buffer.
+ */
+export function parseTiktoken(file: Uint8Array): O200kRanks {
+  let count = 0;
   let total = 0;
-  for (let k = 0; k < lines.length; k += 2) total += Math.ceil(((lines[k + 1]! - lines[k]!) * 3) / 4);
-  const scratch = new Uint8Array(total);
+  eachLine(file, (start, space) => {
+    count++;
+    let padding = 0;
+    while (padding < 2 && space - padding - 1 >= start && file[space - padding - 1] === 0x3d) padding++;
+    total += Math.floor(((space - start) * 3) / 4) - padding;
+  });
+  if (count >= RANK_MASK) throw new Error('o200k ranks: too many tokens');
+  const bytes = new Uint8Array(Math.max(total, 0));
   const offsets = new Uint32Array(count + 1);
   const table = new Int32Array(1 << TABLE_BITS);
+  let rank = 0;
   let at = 0;
-  for (let rank = 0; rank < count; rank++) {
-    const start = lines[2 * rank]!;
-    const space = lines[2 * rank + 1]!;
+  eachLine(file, (start, space, end) => {
     let declared = space > start ? 0 : -1;
     let i = space + 1;
-    for (let digit = file[i]!; i < file.length && digit >= 0x30 && digit <= 0x39; digit = file[++i]!) declared = declared * 10 + digit - 0x30;
-    if (declared !== rank || i === space + 1 || (i < file.length && file[i] !== 0x0a && file[i] !== 0x0d)) {
+    for (; i < end && file[i]! >= 0x30 && file[i]! <= 0x39; i++) declared = declared * 10 + file[i]! - 0x30;
+    if (declared !== rank || i === space + 1 || (i < end && !(i === end - 1 && file[i] === 0x0d))) {
       throw new Error(`o200k ranks: bad line ${rank + 1} (ranks must be 0, 1, 2... in order)`);
     }
     offsets[rank] = at;
-    const length = decodeBase64(file, start, space, scratch, at);
+    const length = decodeBase64(file, start, space, bytes, at);
     if (length === 0 || length > MAX_TOKEN_BYTES) throw new Error(`o200k ranks: token ${rank} does not fit a slot`);
-    let slot = hashBytes(scratch, at, at + length) & TABLE_MASK;
+    let slot = hashBytes(bytes, at, at + length) & TABLE_MASK;
     while (table[slot] !== 0) slot = (slot + 1) & TABLE_MASK;
     table[slot] = (length << RANK_BITS) | (rank + 1);
     at += length;
-  }
+    rank++;
+  });
   offsets[count] = at;
-  return { bytes: scratch.slice(0, at), offsets, table };
+  if (at !== total) throw new Error('o200k ranks: bad base64 padding');
+  return { bytes, offsets, table };
 }
 
 let loaded: O200kRanks | undefined;
