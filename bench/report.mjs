@@ -35,7 +35,7 @@ const METRICS = {
 export function summarise(results, scenarios) {
   return scenarios.map((scenario) => {
     const runs = results.filter((r) => r.id === scenario.id);
-    const row = { id: scenario.id, kind: scenario.kind, via: scenario.via, subject: scenario.subject.name, runs: runs.length, errors: runs.reduce((n, r) => n + r.errors, 0) };
+    const row = { id: scenario.id, label: scenario.label, kind: scenario.kind, via: scenario.via, subject: scenario.subject.name, runs: runs.length, errors: runs.reduce((n, r) => n + r.errors, 0) };
     for (const [name, get] of Object.entries(METRICS)) row[name] = round(median(runs.map(get)), 4);
     row.spread = {};
     for (const name of ['rps', 'p50', 'cpuMsPerRequest']) {
@@ -72,8 +72,8 @@ const BILLING_COUNTS = {
 };
 
 /** Every successful gateway response must have left exactly one usage row and no open hold behind. */
-export async function billingCheck(database, results, extraServed = 0) {
-  const served = extraServed + results.filter((r) => r.via === 'tollgate').reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
+export async function billingCheck(database, results, via = (v) => v === 'tollgate', extraServed = 0) {
+  const served = extraServed + results.filter((r) => via(r.via)).reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
   const counts = {};
   if (database.startsWith('sqlite:')) {
     const db = new Database(database.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
@@ -97,7 +97,14 @@ export async function billingCheck(database, results, extraServed = 0) {
 // ---------------------------------------------------------------- printing
 
 const LABELS = { chat: 'chat', stream: 'chat stream', open: 'chat, open loop', embed: 'embeddings' };
-const VIA = { direct: 'direct → mock', tollgate: 'via Tollgate', portkey: 'via Portkey' };
+const VIA = {
+  direct: 'direct → mock',
+  tollgate: 'via Tollgate',
+  portkey: 'via Portkey',
+  'tollgate-pg': 'PostgreSQL, 1 gateway, hot key',
+  'tollgate-pg-keys': 'PostgreSQL, 1 gateway, 100 keys',
+  'tollgate-pg3': 'PostgreSQL, 3 gateways, hot key',
+};
 
 function fmt(x, digits = 2) {
   return x === null || x === undefined ? '–' : x.toFixed(digits);
@@ -112,11 +119,11 @@ function table(headers, rows) {
 export function printReport(report) {
   const { options, summary, added, memory, billing } = report;
   const runs = options.runs > 1 ? `median of ${options.runs} runs` : '1 run';
-  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'PostgreSQL' : 'SQLite'}${options.limits ? `, key limits on (${options.redisUrl ? 'Redis' : 'in-process'} counters)` : ''}`);
+  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'SQLite (via Tollgate) and PostgreSQL (rows named so)' : 'SQLite'}${options.limits ? `, key limits on (${options.redisUrl ? 'Redis' : 'in-process'} counters)` : ''}`);
   if (options.gatewayFlags?.length) console.log(`gateway node flags: ${options.gatewayFlags.join(' ')}`);
   console.log(`machine: ${report.machine.cpus} CPUs, load average at start ${report.machine.loadavg.join(' ')}\n`);
   const rows = summary.map((r) => [
-    `${LABELS[r.kind]}, ${VIA[r.via]}`,
+    r.label ?? `${LABELS[r.kind]}, ${VIA[r.via]}`,
     fmt(r.rps, 0),
     fmt(r.p50),
     fmt(r.p99),
@@ -143,13 +150,17 @@ export function printReport(report) {
   if (summary.some((r) => r.kind === 'open')) {
     console.log(`(open loop: ${options.rate} requests/s whatever the server does; latency from when each request was due, so queueing shows)`);
   }
-  for (const [name, m] of Object.entries(memory)) console.log(`${name} RSS: idle ${m.idleRssMb} MB (after one request of each scenario), ${m.rssMb} MB after the run, peak ${m.peakRssMb} MB`);
+  for (const [name, m] of Object.entries(memory)) {
+    const idle = m.idleRssMb === undefined ? '' : `idle ${m.idleRssMb} MB (after one request of each scenario), `;
+    console.log(`${name} RSS: ${idle}${m.rssMb} MB after the run, peak ${m.peakRssMb} MB`);
+  }
   printPortkeyComparison(summary, added, memory);
   printTargets(summary, added, memory, options);
-  if (billing) {
-    const ok = billing.usageRows === billing.served && billing.captures === billing.served && billing.activeHolds === 0;
-    console.log(`billing: ${billing.served} successful gateway responses, ${billing.usageRows} usage rows, ${billing.captures} captures, ${billing.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
+  for (const [name, check] of Object.entries(billing ?? {})) {
+    const ok = check.usageRows === check.served && check.captures === check.served && check.activeHolds === 0;
+    console.log(`billing (${name}): ${check.served} successful gateway responses, ${check.usageRows} usage rows, ${check.captures} captures, ${check.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
   }
+  printPostgresComparison(summary);
   if (options.runs > 1) {
     console.log('\nNoise across runs (min–max, spread as % of the median):');
     for (const r of summary.filter((row) => row.spread.rps && row.spread.p50 && row.spread.cpuMsPerRequest)) {
@@ -209,11 +220,27 @@ function ratio(a, b) {
   return a === null || b === null || !b ? null : a / b;
 }
 
+/** --postgres: the PostgreSQL rows against SQLite's single process (issue 12's done-when figures). */
+function printPostgresComparison(summary) {
+  const sqlite = summary.find((r) => r.id === 'tollgate-chat');
+  const direct = summary.find((r) => r.id === 'direct-chat');
+  const pgRows = summary.filter((r) => r.via.startsWith('tollgate-pg'));
+  if (!sqlite || pgRows.length === 0) return;
+  console.log('\nPostgreSQL vs SQLite (one process, hot key), chat at the same concurrency:');
+  for (const r of pgRows) {
+    const added = direct ? `, added p50 ${signed(round(r.p50 - direct.p50))} ms` : '';
+    console.log(`  ${(r.label ?? r.id).padEnd(40)} ${fmt(r.rps, 0).padStart(6)} req/s = ${fmt((r.rps / sqlite.rps) * 100, 0)}% of SQLite's ${fmt(sqlite.rps, 0)}${added}`);
+  }
+}
+
 function signed(x) {
   return x === null ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 }
 
 function printErrors(results) {
+  for (const r of results.filter((x) => x.unfinished > 0)) {
+    console.log(`\n${r.id} run ${r.round}: ${r.unfinished} requests still queued when the drain ended were cut (the server is slower than --rate)`);
+  }
   const failed = results.filter((r) => r.errors > 0);
   if (failed.length === 0) {
     console.log('\nerrors: none (every response was 200, every stream ended with [DONE])');

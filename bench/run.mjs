@@ -9,7 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { round } from './numbers.mjs';
 import { parseOptions } from './options.mjs';
+import { join } from 'node:path';
 import { createBenchSchema } from './postgres.mjs';
+import { createSpreadKeys } from './spread-keys.mjs';
 import { installCleanup, makeTempDir, removeTempDir, startGateway, startMock, startPortkey, stopAll, wasInterrupted } from './processes.mjs';
 import { memoryMb } from './proc-stats.mjs';
 import { addedLatency, billingCheck, printReport, saveReport, summarise } from './report.mjs';
@@ -25,9 +27,12 @@ async function main() {
 
   const mock = await startMock();
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url, { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags });
+  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags };
+  // SQLite, one process: the reference every PostgreSQL row is compared with.
+  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, undefined, gatewayOptions);
+  const pg = pgSchema ? await startPostgresGateways(tempDir, mock.url, pgSchema.url, gatewayOptions) : undefined;
   const portkey = options.portkeyDir ? await startPortkey(options.portkeyDir) : undefined;
-  const procs = { mock, tollgate, portkey };
+  const procs = { mock, tollgate, portkey, pg };
   const scenarios = buildScenarios(procs, options);
   if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
   const idle = await idleMemory(scenarios, [tollgate, portkey].filter(Boolean));
@@ -42,9 +47,11 @@ async function main() {
   }
 
   const memory = {};
-  for (const p of [tollgate, portkey].filter(Boolean)) memory[p.name] = { idleRssMb: idle[p.name], ...memoryMb(p.child.pid) };
+  for (const p of [tollgate, portkey, ...(pg?.gateways ?? [])].filter(Boolean)) memory[p.name] = { idleRssMb: idle[p.name], ...memoryMb(p.child.pid) };
   await stopAll();
-  const billing = results.some((r) => r.via === 'tollgate') ? await billingCheck(tollgate.database, results, idle.tollgateRequests) : undefined;
+  const billing = {};
+  if (results.some((r) => r.via === 'tollgate')) billing.sqlite = await billingCheck(tollgate.database, results, undefined, idle.tollgateRequests);
+  if (pg) billing.postgres = await billingCheck(pgSchema.url, results, (via) => via.startsWith('tollgate-pg'));
   await pgSchema?.drop();
   const summary = summarise(results, scenarios);
   const report = { startedAt, machine, options, summary, added: addedLatency(summary), memory, billing, results };
@@ -56,12 +63,12 @@ async function main() {
 }
 
 /**
- * RSS of each gateway at rest, after one request of each of its scenarios (so lazily loaded parts, like
- * the tokenizer's vocabulary, are in) and a second to settle: the footprint of a started, idle sidecar.
+ * RSS of each gateway at rest, after one request of each of its scenarios (so lazily loaded parts are
+ * in) and a second to settle: the footprint of a started, idle sidecar.
  */
 async function idleMemory(scenarios, gateways) {
   for (const gateway of gateways) {
-    for (const scenario of scenarios.filter((s) => s.subject === gateway)) {
+    for (const scenario of scenarios.filter((s) => s.subject === gateway && !s.group && !s.bearerRotate)) {
       const headers = Object.fromEntries(scenario.headers.map((h) => [h.slice(0, h.indexOf(':')).trim(), h.slice(h.indexOf(':') + 1).trim()]));
       const res = await request(scenario.url + scenario.path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: scenario.body });
       await res.body.dump();
@@ -70,9 +77,18 @@ async function idleMemory(scenarios, gateways) {
   }
   await sleep(1_000);
   const idle = Object.fromEntries(gateways.map((g) => [g.name, memoryMb(g.child.pid).rssMb]));
-  // The billing check counts these too.
-  idle.tollgateRequests = scenarios.filter((s) => s.via === 'tollgate').length;
+  // The SQLite billing check counts these too.
+  idle.tollgateRequests = scenarios.filter((s) => s.subject === gateways[0] && s.via === 'tollgate').length;
   return idle;
+}
+
+/** Three gateways on one PostgreSQL schema (the first one's key is the hot key), and 100 more keys. */
+async function startPostgresGateways(tempDir, mockUrl, database, gatewayOptions) {
+  const gateways = [];
+  // One at a time: each migrates (a no-op after the first) and creates a key through the CLI.
+  for (let i = 1; i <= 3; i++) gateways.push(await startGateway(join(tempDir, `pg-${i}`), mockUrl, undefined, database, { ...gatewayOptions, name: `tollgate-pg-${i}` }));
+  const spreadKeys = await createSpreadKeys(database, 100);
+  return { gateways, spreadKeys };
 }
 
 main().catch(async (err) => {

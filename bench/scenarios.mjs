@@ -42,27 +42,55 @@ export function buildScenarios(procs, opts) {
       scenarios.push({ id: `${route.via}-open`, kind: 'open', ...route, path: '/chat/completions', body: chat(route.model, false), stream: false });
     }
   }
+  if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
   if (opts.embeddings) {
     for (const route of [direct, viaTollgate]) scenarios.push({ id: `${route.via}-embed`, kind: 'embed', ...route, path: '/embeddings', body: embed(route.embedModel), stream: false });
   }
   return opts.only ? scenarios.filter((s) => opts.only.includes(s.id)) : scenarios;
 }
 
+/**
+ * --postgres: the ledger on PostgreSQL beside the SQLite figures — one gateway on the hot key, one on 100
+ * keys, and three gateways on one database sharing the hot key's load (their CPU summed).
+ */
+function postgresScenarios(pg, body) {
+  const [first, ...others] = pg.gateways;
+  const base = { kind: 'chat', path: '/chat/completions', body, stream: false, model: 'gpt-bench' };
+  const hot = [`authorization: Bearer ${first.key}`];
+  return [
+    { id: 'pg-chat', label: 'chat, PostgreSQL, 1 gateway, hot key', via: 'tollgate-pg', subject: first, url: first.url, headers: hot, ...base },
+    { id: 'pg-chat-100-keys', label: 'chat, PostgreSQL, 1 gateway, 100 keys', via: 'tollgate-pg-keys', subject: first, url: first.url, headers: [], bearerRotate: pg.spreadKeys, ...base },
+    {
+      id: 'pg3-chat',
+      label: `chat, PostgreSQL, ${pg.gateways.length} gateways, hot key`,
+      via: 'tollgate-pg3',
+      subject: first,
+      group: [first, ...others].map((g) => g.name),
+      urls: pg.gateways.map((g) => g.url),
+      headers: hot,
+      ...base,
+    },
+  ];
+}
+
 function loadArgs(scenario, opts) {
+  const urls = (scenario.urls ?? [scenario.url]).flatMap((url) => ['--url', url + scenario.path]);
   const open = scenario.kind === 'open';
   // Open loop: connections are only a ceiling (opened as queueing needs them); warm-up is by time at that rate.
   const connections = open ? Math.max(opts.connections, OPEN_LOOP_MAX_CONNECTIONS) : opts.connections;
   const warmupRequests = open ? Math.min(opts.warmupRequests, Math.floor(opts.rate * opts.warmup)) : opts.warmupRequests;
-  const args = ['--url', scenario.url + scenario.path, '--body', scenario.body, '--connections', String(connections), '--warmup', String(opts.warmup), '--warmup-requests', String(warmupRequests), '--duration', String(opts.duration)];
+  const args = [...urls, '--body', scenario.body, '--connections', String(connections), '--warmup', String(opts.warmup), '--warmup-requests', String(warmupRequests), '--duration', String(opts.duration)];
   if (open) args.push('--rate', String(opts.rate));
   for (const header of scenario.headers) args.push('--header', header);
   if (scenario.stream) args.push('--stream');
+  if (scenario.bearerRotate) args.push('--bearer-rotate', scenario.bearerRotate.join(','));
   if (opts.requests !== undefined) args.push('--requests', String(opts.requests));
   return args;
 }
 
 export async function runScenario(scenario, procs, opts, round) {
-  const pids = Object.fromEntries(Object.values(procs).filter(Boolean).map((p) => [p.name, p.child.pid]));
+  const all = [procs.mock, procs.tollgate, procs.portkey, ...(procs.pg?.gateways ?? [])].filter(Boolean);
+  const pids = Object.fromEntries(all.map((p) => [p.name, p.child.pid]));
   const child = track('load', spawn(process.execPath, [LOAD, ...loadArgs(scenario, opts)], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
@@ -80,9 +108,15 @@ export async function runScenario(scenario, procs, opts, round) {
   const code = await exited;
   if (code !== 0 || !result || !start || !end) throw new Error(`load generator failed for ${scenario.id} (exit ${code}):\n${stderr}`);
   const cpu = cpuOverWindow(start, end, result.completed.measure);
+  if (scenario.group) {
+    // Several gateways served the load: the subject's figures are their sum.
+    cpu.perRequest[scenario.subject.name] = sumOf(scenario.group.map((name) => cpu.perRequest[name]));
+    cpu.cores[scenario.subject.name] = sumOf(scenario.group.map((name) => cpu.cores[name]));
+  }
   delete result.event;
   return {
     id: scenario.id,
+    label: scenario.label,
     kind: scenario.kind,
     via: scenario.via,
     subject: scenario.subject.name,
@@ -94,4 +128,8 @@ export async function runScenario(scenario, procs, opts, round) {
     mainThread: cpu.mainThread,
     otherCores: cpu.otherCores,
   };
+}
+
+function sumOf(values) {
+  return Math.round(values.reduce((a, b) => a + (b ?? 0), 0) * 10_000) / 10_000;
 }

@@ -14,6 +14,12 @@ export const ERROR_REGISTRY = {
     type: 'invalid_request_error',
     message: 'Invalid API key. Send a valid Tollgate key as "Authorization: Bearer tg-...".',
   },
+  // The admin API's 401 (product.md §9): one body for a missing, malformed or wrong admin token.
+  invalid_admin_token: {
+    status: 401,
+    type: 'invalid_request_error',
+    message: 'Invalid admin token. Send the configured admin.token as "Authorization: Bearer <token>".',
+  },
   insufficient_balance: {
     status: 402,
     type: 'insufficient_quota',

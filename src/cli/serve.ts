@@ -20,6 +20,8 @@ async function runPrimary(config: Config, workers: number): Promise<void> {
   if (!config.redis) {
     log.warn({ workers }, 'no redis: configured: each worker counts its own rate limits and cool-downs (set redis: to share them)');
   }
+  // GET /metrics on any worker answers for all of them, gathered here.
+  (await import('../telemetry/cluster-metrics.js')).serveClusterMetrics(log);
   const code = await superviseWorkers({ workers, log });
   log.info('stopped');
   log.flush();
@@ -34,13 +36,13 @@ export function registerServeCommand(program: Command): void {
     .option('--port <port>', 'listen port (default: server.port)')
     .option('--workers <n>', 'worker processes sharing the port: a number, or auto (one per core)')
     .action(async (opts: { host?: string; port?: string; workers?: string }, command: Command) => {
-      const config = loadCommandConfig(command);
       const port = opts.port === undefined ? undefined : Number(opts.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
         throw new CliError(`--port must be a port number, got "${opts.port}"`);
       }
       const workers = opts.workers === undefined ? 1 : parseWorkerCount(opts.workers);
       if (workers === undefined) throw new CliError(`--workers must be a number from 1 to 256 or auto, got "${opts.workers}"`);
+      const config = loadCommandConfig(command);
       if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers);
       // Loaded here so that the other commands do not pay for the server (and the tokenizer) at start.
       const [{ createLogger, logLevelFrom }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);

@@ -102,6 +102,11 @@ export interface LimitsConfig {
   readonly budgetPeriod: BudgetPeriod;
 }
 
+export interface AdminConfig {
+  /** The admin API's bearer token (at least 32 characters); undefined: the admin API is off (404). */
+  readonly token: string | undefined;
+}
+
 export interface Config {
   /** Absolute path of the file this was read from. */
   readonly path: string;
@@ -112,7 +117,9 @@ export interface Config {
   readonly models: ReadonlyMap<string, ModelConfig>;
   readonly billing: BillingConfig;
   readonly limits: LimitsConfig;
-  /** `redis:` — rate-limit counters shared by every gateway; undefined: in-process counters. */
+  /** `admin:` — the admin API (product.md §9). */
+  readonly admin: AdminConfig;
+  /** `redis:` — rate-limit counters and cool-downs shared by every gateway; undefined: kept per process. */
   readonly redis: string | undefined;
   readonly metrics: MetricsConfig;
   readonly log: LogConfig;

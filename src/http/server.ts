@@ -4,7 +4,8 @@ import { GatewayError } from '../errors.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
-import type { KeyRecord, KeyStore, StoreProbe } from '../storage/types.js';
+import type { UpstreamHealth } from '../routing/upstream-health.js';
+import type { KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
 import type { GatewayMetrics } from '../telemetry/metrics.js';
 import { authenticate } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
@@ -16,7 +17,9 @@ import { sendError, toResponseError } from './render-error.js';
 import { registerRequestEnd } from './request-end.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
+import { registerAdminApi } from './routes/admin/index.js';
 import { registerKeyRoute } from './routes/key.js';
+import { registerKeyUsageRoutes } from './routes/key-usage.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerOpsRoutes } from './routes/ops.js';
 
@@ -28,6 +31,9 @@ declare module 'fastify' {
 
 export interface ServerDeps extends PipelineDeps {
   readonly keys: KeyStore;
+  /** The whole store: the admin API and the key holder's usage read it. */
+  readonly store: Store;
+  readonly health: UpstreamHealth;
   /** Chat and embedding requests still being served (shutdown waits for them to settle). */
   readonly inFlight: InFlightRequests;
   /** True once shutdown began: new requests get 503. */
@@ -83,6 +89,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {
+    request.trace.errorCode = 'not_found';
     return sendError(reply, new GatewayError('not_found', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }));
   });
 
@@ -90,7 +97,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return reply.type('application/json').send('{"status":"ok"}');
   });
   registerOpsRoutes(app, deps.config, deps.metrics, deps.probe, deps.isClosing);
-  app.register(registerDashboard, { operator: false });
+  app.register(registerDashboard, { operator: deps.config.admin.token !== undefined });
+  registerAdminApi(app, { store: deps.store, config: deps.config, health: deps.health, log: deps.log });
 
   app.register(
     async function v1(api) {
@@ -112,6 +120,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       registerEmbeddingsRoute(api, deps, deps.inFlight);
       registerModelRoutes(api, deps.config);
       registerKeyRoute(api, deps.config);
+      registerKeyUsageRoutes(api, deps.store);
     },
     { prefix: '/v1' },
   );

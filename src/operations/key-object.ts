@@ -42,5 +42,6 @@ export function keyObject(key: KeyRecord, config: Config, now = Date.now()): Rec
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     budget_used: budget ? nanoToUsd(budget.used) : null,
     budget_resets_at: budget ? new Date(budget.resetsAt).toISOString() : null,
+    metadata: key.metadata,
   };
 }

@@ -88,7 +88,12 @@ export class SharedCooldowns {
       return; // not ours
     }
     if (message.from === this.id || typeof message.provider !== 'string' || typeof message.model !== 'string' || !(message.remainingMs > 0)) return;
-    this.health.applyCooldown(message.provider, message.model, Date.now() + message.remainingMs);
+    this.apply(message.provider, message.model, Date.now() + message.remainingMs);
+  }
+
+  private apply(provider: string, model: string, coolingUntil: number): void {
+    if (!this.health.applyCooldown(provider, model, coolingUntil)) return;
+    this.log.info({ provider, upstreamModel: model, coolingForMs: coolingUntil - Date.now() }, 'upstream cooling down, as another gateway saw it');
   }
 
   private async catchUp(): Promise<void> {
@@ -98,7 +103,7 @@ export class SharedCooldowns {
       const ended: string[] = [];
       for (const [field, until] of Object.entries(all)) {
         const [provider, model] = JSON.parse(field) as [string, string];
-        if (Number(until) > now) this.health.applyCooldown(provider, model, Number(until));
+        if (Number(until) > now) this.apply(provider, model, Number(until));
         else ended.push(field);
       }
       if (ended.length > 0) await this.client.hdel(COOLDOWN_HASH, ...ended);

@@ -68,12 +68,14 @@ export class UpstreamHealth {
   /**
    * A cool-down another gateway started: this one skips the upstream until then too. It never shortens
    * one, and it does not count as a local failure (the upstream's minute counts stay this gateway's own).
+   * True when it moved this gateway's cool-down.
    */
-  applyCooldown(providerId: string, upstreamModel: string, coolingUntil: number): void {
+  applyCooldown(providerId: string, upstreamModel: string, coolingUntil: number): boolean {
     const health = this.getById(providerId, upstreamModel);
-    if (coolingUntil <= health.coolingUntil) return;
+    if (coolingUntil <= health.coolingUntil) return false;
     health.coolingUntil = coolingUntil;
     health.consecutiveFailures = 0;
+    return true;
   }
 
   isCooling(upstream: UpstreamRef): boolean {

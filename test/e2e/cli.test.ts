@@ -23,6 +23,7 @@ const KEY_FIELDS = [
   'held',
   'id',
   'limits',
+  'metadata',
   'name',
   'prefix',
   'status',

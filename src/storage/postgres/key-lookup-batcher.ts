@@ -1,7 +1,8 @@
-// Authentication reads on PostgreSQL, batched like the ledger's writes: the key lookups of the requests
-// that arrive while one lookup query is in flight go together in the next one (one round trip for all,
-// a busy key's hash asked once). A request is answered by a query sent after it arrived, so it never
-// sees a key older than its own arrival (a revocation committed before it is always seen).
+// Authentication reads on PostgreSQL, batched: the key lookups of the requests that arrive in one
+// event-loop turn go as one query (one round trip for all, a busy key's hash asked once). Reads take no
+// locks, so unlike the ledger's writes several batches may be in flight (up to MAX_IN_FLIGHT): a request
+// never waits for another batch's round trip. A request is answered by a query sent after it arrived, so
+// it never sees a key older than its own arrival (a revocation committed before it is always seen).
 import { KEY_COLUMNS, type KeyRow } from '../rows.js';
 import type { PostgresPool } from './connection.js';
 
@@ -15,9 +16,12 @@ const LOOKUP_SQL = {
   text: `SELECT ${KEY_COLUMNS}, secret_hash FROM api_keys WHERE secret_hash = ANY ($1::text[])`,
 };
 
+/** Lookup queries in flight at once (a pool connection each); more lookups wait for the next turn. */
+const MAX_IN_FLIGHT = 4;
+
 export class KeyLookupBatcher {
   private waiting = new Map<string, Waiting[]>();
-  private inFlight = false;
+  private inFlight = 0;
   private scheduled = false;
 
   constructor(private readonly pool: PostgresPool) {}
@@ -27,7 +31,7 @@ export class KeyLookupBatcher {
       const list = this.waiting.get(secretHash);
       if (list) list.push({ resolve, reject });
       else this.waiting.set(secretHash, [{ resolve, reject }]);
-      if (!this.inFlight && !this.scheduled) {
+      if (this.inFlight < MAX_IN_FLIGHT && !this.scheduled) {
         this.scheduled = true;
         setImmediate(this.flush);
       }
@@ -36,12 +40,12 @@ export class KeyLookupBatcher {
 
   private readonly flush = (): void => {
     this.scheduled = false;
-    if (this.inFlight || this.waiting.size === 0) return;
+    if (this.inFlight >= MAX_IN_FLIGHT || this.waiting.size === 0) return;
     const batch = this.waiting;
     this.waiting = new Map();
-    this.inFlight = true;
+    this.inFlight += 1;
     void this.run(batch).finally(() => {
-      this.inFlight = false;
+      this.inFlight -= 1;
       this.flush();
     });
   };

@@ -8,7 +8,7 @@ import type { PostgresPool } from './connection.js';
 
 export type BatchOpKind = 'hold' | 'settle' | 'release' | 'renew' | 'grow';
 
-/** One ledger write; the fields a kind does not use stay null (see migration 7 for which are used). */
+/** One ledger write; the fields a kind does not use stay null (see the ledger-batches migration for which are used). */
 export interface BatchOp {
   readonly op: BatchOpKind;
   readonly requestId: string;

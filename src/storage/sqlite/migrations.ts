@@ -149,4 +149,16 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ledger_batches_by_time ON ledger_batches (created_at);
     `,
   },
+  {
+    version: 6,
+    name: 'admin-api-metadata-notes-cursors',
+    // The admin API (product.md §9): free-form metadata on a key, a note on top-ups and adjustments (the
+    // adjust reason), and an index that serves one key's usage newest first by insertion order (an index
+    // on key_id alone ends in the rowid, which is that order) for cursor pagination.
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';   -- JSON object of strings
+      ALTER TABLE ledger_entries ADD COLUMN note TEXT;
+      CREATE INDEX usage_records_by_key ON usage_records (key_id);
+    `,
+  },
 ];

@@ -494,3 +494,27 @@ describe('formatPath', () => {
     assert.equal(formatPath([]), '(top level)');
   });
 });
+
+describe('parseConfig: admin.token', () => {
+  const ADMIN = 'admin:\n  token: ${TOLLGATE_ADMIN_TOKEN:-}\n';
+  const LONG = 'a'.repeat(32);
+
+  test('is off when absent, empty or an unset variable with an empty default', () => {
+    assert.equal(parse(MINIMAL).admin.token, undefined);
+    assert.equal(parse(MINIMAL + ADMIN).admin.token, undefined);
+    assert.equal(parse(MINIMAL + ADMIN, { TOLLGATE_ADMIN_TOKEN: '' }).admin.token, undefined);
+  });
+
+  test('takes a token of 32 characters or more', () => {
+    assert.equal(parse(MINIMAL + ADMIN, { TOLLGATE_ADMIN_TOKEN: LONG }).admin.token, LONG);
+  });
+
+  test('refuses a shorter token, naming the key and not the value', () => {
+    const problems = problemsOf(MINIMAL + ADMIN, { TOLLGATE_ADMIN_TOKEN: 'x'.repeat(31) });
+    assert.deepEqual(problems, ['admin.token: must be at least 32 characters (it has 31); e.g. openssl rand -hex 32']);
+  });
+
+  test('refuses unknown keys under admin:', () => {
+    assert.ok(problemsOf(`${MINIMAL}admin:\n  tokn: x\n`).some((p) => p.includes('admin') && p.includes('tokn')));
+  });
+});
