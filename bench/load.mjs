@@ -1,15 +1,20 @@
-// Closed-loop HTTP load generator (its own process, so its CPU never counts against the server under test).
+// HTTP load generator (its own process, so its CPU never counts against the server under test): closed
+// loop (--connections workers, each sending its next request when the last one ends), or open loop
+// (--rate: requests sent at a fixed arrival rate whatever the server does, latency counted from when each
+// was due, so queueing in the server is not hidden by the load slowing down with it).
 // Prints JSON lines on stdout: {"event":"window-start"}, {"event":"window-end"}, then {"event":"result",...}.
 import { Buffer } from 'node:buffer';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { setInterval, clearInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
 const USAGE = `usage: node bench/load.mjs --url URL [--url URL]... --body JSON [--header 'name: value']... [--stream]
   [--bearer-rotate KEY,KEY,...] [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]
   Several --url: the connections are split evenly over them (several gateways behind one load).
-  --bearer-rotate: each request's Authorization is the next of these keys (load spread over many keys).`;
+  --bearer-rotate: each request's Authorization is the next of these keys (load spread over many keys).
+  --rate R: open loop, R requests per second (--connections is then the most connections it may open).`;
 // A warm-up never runs longer than this many times --warmup, however slow the server is.
 const WARMUP_CAP_FACTOR = 5;
 
@@ -19,6 +24,7 @@ function parseOptions(argv) {
     options: {
       url: { type: 'string', multiple: true, default: [] },
       'bearer-rotate': { type: 'string' },
+      rate: { type: 'string' },
       method: { type: 'string', default: 'POST' },
       body: { type: 'string', default: '' },
       header: { type: 'string', multiple: true, default: [] },
@@ -52,6 +58,7 @@ function parseOptions(argv) {
     warmupRequests: Number(values['warmup-requests']),
     // A fixed request count replaces the timed window when given.
     requests: values.requests === undefined ? undefined : positive('requests', values.requests),
+    rate: values.rate === undefined ? undefined : positive('rate', values.rate),
   };
 }
 
@@ -94,9 +101,10 @@ function verdict(status, stream, tail, chunks) {
  * Sends one request through undici's low-level dispatch API (cheaper than request()/fetch, so the load
  * generator stays light on a shared 2-core box) and resolves with its timings and an error text if any.
  */
-function sendOne(pool, target, headers, opts) {
+function sendOne(pool, target, headers, opts, dueAt) {
   return new Promise((resolve) => {
-    const started = performance.now();
+    // Open loop: from when the request was due, so time spent waiting for a free connection counts.
+    const started = dueAt ?? performance.now();
     let status = 0;
     let ttfb;
     let tail = '';
@@ -141,7 +149,7 @@ async function run(opts) {
   const perTarget = Math.ceil(opts.connections / opts.targets.length);
   const pools = opts.targets.map((t) => new Pool(t.origin, { connections: perTarget, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 120_000 }));
   let nextHeaders = 0;
-  const state = { phase: 'warmup', windowStart: 0, windowEnd: 0, totals: [], ttfbs: [], errors: new Map(), errorCount: { warmup: 0, measure: 0, drain: 0 }, completed: { warmup: 0, measure: 0, drain: 0 } };
+  const state = { unfinished: 0, phase: 'warmup', windowStart: 0, windowEnd: 0, totals: [], ttfbs: [], errors: new Map(), errorCount: { warmup: 0, measure: 0, drain: 0 }, completed: { warmup: 0, measure: 0, drain: 0 } };
 
   function endWindow() {
     if (state.phase !== 'measure') return;
@@ -167,6 +175,12 @@ async function run(opts) {
   function record(result) {
     if (state.phase === 'warmup' && warmEnough()) startWindow();
     const phase = state.phase;
+    // Open loop against a server slower than the rate: what is still queued when the drain ends is cut
+    // (its latency is already counted as unmeasured backlog), not an error of the server.
+    if (opts.rate !== undefined && phase === 'drain' && result.error?.startsWith('UND_ERR_DESTROYED')) {
+      state.unfinished++;
+      return;
+    }
     state.completed[phase]++;
     if (result.error) {
       state.errorCount[phase]++;
@@ -186,12 +200,38 @@ async function run(opts) {
     }
   }
 
+  /** Open loop: every millisecond, sends the requests that fell due since the last tick (targets in turn). */
+  function arrivals() {
+    return new Promise((resolveAll) => {
+      const inFlight = new Set();
+      let sent = 0;
+      const tick = setInterval(() => {
+        const now = performance.now();
+        if (state.phase === 'drain') {
+          clearInterval(tick);
+          Promise.all(inFlight).then(resolveAll);
+          return;
+        }
+        for (const due = Math.floor(((now - state.startedAt) / 1000) * opts.rate); sent < due; sent++) {
+          const dueAt = state.startedAt + (sent * 1000) / opts.rate;
+          const t = sent % opts.targets.length;
+          const headers = opts.headerSets[nextHeaders++ % opts.headerSets.length];
+          const request = sendOne(pools[t], opts.targets[t], headers, opts, dueAt).then((result) => {
+            inFlight.delete(request);
+            record(result);
+          });
+          inFlight.add(request);
+        }
+      }, 1);
+    });
+  }
+
   state.startedAt = performance.now();
   if (opts.warmupMs > 0) {
     setTimeout(() => warmEnough() && startWindow(), opts.warmupMs);
     state.warmupCap = setTimeout(startWindow, opts.warmupMs * WARMUP_CAP_FACTOR);
   } else startWindow();
-  const workers = Array.from({ length: opts.connections }, worker);
+  const workers = opts.rate === undefined ? Array.from({ length: opts.connections }, worker) : [arrivals()];
   // A hung server must not hang the benchmark: give in-flight requests a bounded time to drain.
   const deadline = (opts.requests === undefined ? opts.durationMs : 600_000) + opts.warmupMs * WARMUP_CAP_FACTOR + 10_000;
   await Promise.race([Promise.all(workers), sleep(deadline, undefined, { ref: false })]);
@@ -209,6 +249,7 @@ function summarise(opts, state) {
   return {
     event: 'result',
     connections: opts.connections,
+    rate: opts.rate ?? null,
     windowSeconds: round3(seconds),
     completed: state.completed,
     ok: totals.length,
@@ -218,6 +259,7 @@ function summarise(opts, state) {
     ttfbMs: { p50: round3(percentile(ttfbs, 50)), p99: round3(percentile(ttfbs, 99)) },
     errors: state.errorCount.warmup + state.errorCount.measure + state.errorCount.drain,
     errorsByPhase: state.errorCount,
+    unfinished: state.unfinished,
     errorSamples: [...state.errors].slice(0, 10).map(([message, count]) => ({ message, count })),
   };
 }

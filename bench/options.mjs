@@ -9,6 +9,7 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup-requests N ... and at least N requests (default 2000; capped at 5 × --warmup seconds)
   --connections N     concurrent keep-alive connections (default 50)
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
+  --rate R            open-loop scenarios: non-streaming chat at R requests/s (default 500; 0: none)
   --embeddings        add the embeddings scenarios
   --postgres URL      also run the ledger on PostgreSQL at URL (a fresh schema, dropped afterwards): one gateway on
                       the hot key, one on 100 keys, and 3 gateways on one database, beside the SQLite figures
@@ -18,6 +19,7 @@ const USAGE = `usage: npm run bench -- [options]
   --portkey DIR       add Portkey scenarios, from an installed copy of /work/shared/peers/portkey (or env PORTKEY_DIR)
   --only IDS          comma-separated scenario ids to run (e.g. tollgate-chat)
   --cpu-prof DIR      run the gateway under --cpu-prof, writing the .cpuprofile into DIR
+  --gateway-flags F   extra node flags for the gateway process, e.g. --gateway-flags="--max-semi-space-size=4" (space-separated; note the =)
   --no-save           do not write bench/results/<timestamp>.json`;
 
 export function parseOptions(argv) {
@@ -30,6 +32,7 @@ export function parseOptions(argv) {
       'warmup-requests': { type: 'string', default: '2000' },
       connections: { type: 'string', default: '50' },
       runs: { type: 'string', default: '1' },
+      rate: { type: 'string', default: '500' },
       embeddings: { type: 'boolean', default: false },
       postgres: { type: 'string' },
       limits: { type: 'boolean', default: false },
@@ -37,6 +40,7 @@ export function parseOptions(argv) {
       portkey: { type: 'string', default: process.env.PORTKEY_DIR },
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'gateway-flags': { type: 'string', default: '' },
       'no-save': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -52,6 +56,7 @@ export function parseOptions(argv) {
     warmupRequests: numberOption('warmup-requests', values['warmup-requests'], 0),
     connections: numberOption('connections', values.connections),
     runs: numberOption('runs', values.runs),
+    rate: numberOption('rate', values.rate, 0),
     embeddings: values.embeddings,
     postgresUrl: values.postgres,
     limits: values.limits,
@@ -59,6 +64,7 @@ export function parseOptions(argv) {
     portkeyDir: values.portkey ? resolve(values.portkey) : undefined,
     only: values.only ? values.only.split(',').map((s) => s.trim()) : undefined,
     cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+    gatewayFlags: values['gateway-flags'].split(' ').filter(Boolean),
     save: !values['no-save'],
   };
 }

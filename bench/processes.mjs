@@ -150,10 +150,10 @@ function createKey(configPath, limits) {
 }
 
 /**
- * `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`: see --limits, --redis.
- * `name`: how the reports call this process (several gateways run with --postgres).
+ * `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`, `nodeFlags`: see --limits,
+ * --redis, --gateway-flags. `name`: how the reports call this process (several gateways run with --postgres).
  */
-export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate' } = {}) {
+export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate', nodeFlags = [] } = {}) {
   mkdirSync(dir, { recursive: true });
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
@@ -162,7 +162,7 @@ export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits 
   const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = track(
     'gateway',
-    spawn(process.execPath, [...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [...nodeFlags, ...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const url = await waitForLine(child, child.stderr, listeningUrl, 'gateway');
   return { name, child, url, key, database: database ?? `sqlite:${dbPath}` };

@@ -8,7 +8,8 @@ import pg from 'pg';
 import { median, round } from './numbers.mjs';
 
 const RESULTS_DIR = fileURLToPath(new URL('results', import.meta.url));
-const TARGET_CPU_MS = 0.3;
+/** Issue 14's targets, printed against the run's figures (see bench/README.md). */
+const TARGETS = { chatCpuMs: 0.15, streamCpuMs: 0.22, throughputVsPortkey: 6, ttfbAddedMs: 0.3, peakRssMb: 150, idleRssMb: 90 };
 
 // ---------------------------------------------------------------- summarising
 
@@ -71,8 +72,8 @@ const BILLING_COUNTS = {
 };
 
 /** Every successful gateway response must have left exactly one usage row and no open hold behind. */
-export async function billingCheck(database, results, via = (v) => v === 'tollgate') {
-  const served = results.filter((r) => via(r.via)).reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
+export async function billingCheck(database, results, via = (v) => v === 'tollgate', extraServed = 0) {
+  const served = extraServed + results.filter((r) => via(r.via)).reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
   const counts = {};
   if (database.startsWith('sqlite:')) {
     const db = new Database(database.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
@@ -95,7 +96,7 @@ export async function billingCheck(database, results, via = (v) => v === 'tollga
 
 // ---------------------------------------------------------------- printing
 
-const LABELS = { chat: 'chat', stream: 'chat stream', embed: 'embeddings' };
+const LABELS = { chat: 'chat', stream: 'chat stream', open: 'chat, open loop', embed: 'embeddings' };
 const VIA = {
   direct: 'direct → mock',
   tollgate: 'via Tollgate',
@@ -119,6 +120,7 @@ export function printReport(report) {
   const { options, summary, added, memory, billing } = report;
   const runs = options.runs > 1 ? `median of ${options.runs} runs` : '1 run';
   console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'SQLite (via Tollgate) and PostgreSQL (rows named so)' : 'SQLite'}${options.limits ? `, key limits on (${options.redisUrl ? 'Redis' : 'in-process'} counters)` : ''}`);
+  if (options.gatewayFlags?.length) console.log(`gateway node flags: ${options.gatewayFlags.join(' ')}`);
   console.log(`machine: ${report.machine.cpus} CPUs, load average at start ${report.machine.loadavg.join(' ')}\n`);
   const rows = summary.map((r) => [
     r.label ?? `${LABELS[r.kind]}, ${VIA[r.via]}`,
@@ -145,9 +147,15 @@ export function printReport(report) {
     const ttfb = a.ttfbP50Ms === null ? '' : `, first chunk p50 ${signed(a.ttfbP50Ms)} ms`;
     console.log(`  ${VIA[a.via].padEnd(12)} ${LABELS[a.kind].padEnd(11)} p50 ${signed(a.p50Ms)} ms, p99 ${signed(a.p99Ms)} ms${ttfb}; CPU ${fmt(a.cpuMsPerRequest, 3)} ms/request`);
   }
-  const chat = summary.find((r) => r.id === 'tollgate-chat');
-  if (chat) console.log(`\nTollgate CPU per non-streaming request: ${fmt(chat.cpuMsPerRequest, 3)} ms (target ≤ ${TARGET_CPU_MS} ms) — ${chat.cpuMsPerRequest <= TARGET_CPU_MS ? 'met' : 'NOT met'}`);
-  for (const [name, m] of Object.entries(memory)) console.log(`${name} RSS after the run: ${m.rssMb} MB (peak ${m.peakRssMb} MB)`);
+  if (summary.some((r) => r.kind === 'open')) {
+    console.log(`(open loop: ${options.rate} requests/s whatever the server does; latency from when each request was due, so queueing shows)`);
+  }
+  for (const [name, m] of Object.entries(memory)) {
+    const idle = m.idleRssMb === undefined ? '' : `idle ${m.idleRssMb} MB (after one request of each scenario), `;
+    console.log(`${name} RSS: ${idle}${m.rssMb} MB after the run, peak ${m.peakRssMb} MB`);
+  }
+  printPortkeyComparison(summary, added, memory);
+  printTargets(summary, added, memory, options);
   for (const [name, check] of Object.entries(billing ?? {})) {
     const ok = check.usageRows === check.served && check.captures === check.served && check.activeHolds === 0;
     console.log(`billing (${name}): ${check.served} successful gateway responses, ${check.usageRows} usage rows, ${check.captures} captures, ${check.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
@@ -161,6 +169,55 @@ export function printReport(report) {
     }
   }
   printErrors(report.results);
+}
+
+/** Tollgate beside Portkey, scenario kind by kind: throughput and CPU ratios, added latency side by side. */
+function printPortkeyComparison(summary, added, memory) {
+  const pairs = ['chat', 'stream', 'open']
+    .map((kind) => ({ kind, t: summary.find((r) => r.via === 'tollgate' && r.kind === kind), p: summary.find((r) => r.via === 'portkey' && r.kind === kind) }))
+    .filter(({ t, p }) => t && p);
+  if (pairs.length === 0) return;
+  const addedOf = (via, kind) => added.find((a) => a.via === via && a.kind === kind);
+  const rows = pairs.map(({ kind, t, p }) => {
+    const at = addedOf('tollgate', kind);
+    const ap = addedOf('portkey', kind);
+    return [
+      LABELS[kind],
+      kind === 'open' ? '–' : `${fmt(t.rps, 0)} / ${fmt(p.rps, 0)} = ${fmt(ratio(t.rps, p.rps), 1)}×`,
+      `${fmt(t.cpuMsPerRequest, 3)} / ${fmt(p.cpuMsPerRequest, 3)} = ${fmt(ratio(p.cpuMsPerRequest, t.cpuMsPerRequest), 1)}× less`,
+      at && ap ? `${signed(at.p50Ms)} / ${signed(ap.p50Ms)}` : '–',
+      at && ap ? `${signed(at.p99Ms)} / ${signed(ap.p99Ms)}` : '–',
+      kind === 'stream' && at && ap ? `${signed(at.ttfbP50Ms)} / ${signed(ap.ttfbP50Ms)} (Δ ${signed(ap.ttfbP50Ms - at.ttfbP50Ms)})` : '–',
+    ];
+  });
+  console.log('\nTollgate / Portkey, same run:');
+  console.log(table(['scenario', 'req/s (throughput ratio)', 'CPU ms/req', 'added p50 ms', 'added p99 ms', 'added first chunk p50 ms'], rows));
+  if (memory.tollgate && memory.portkey) {
+    console.log(`RSS idle ${memory.tollgate.idleRssMb} / ${memory.portkey.idleRssMb} MB, peak ${memory.tollgate.peakRssMb} / ${memory.portkey.peakRssMb} MB`);
+  }
+}
+
+/** The issue's targets against this run (the first-chunk one is an unloaded figure: --connections 1). */
+function printTargets(summary, added, memory, options) {
+  const row = (id) => summary.find((r) => r.id === id);
+  const checks = [];
+  const check = (name, value, target, ok, unit = '') => value !== null && value !== undefined && checks.push(`  ${name.padEnd(40)} ${fmt(value, 3)}${unit} (target ${target}${unit}) — ${ok ? 'met' : 'NOT met'}`);
+  check('CPU per non-streaming request', row('tollgate-chat')?.cpuMsPerRequest, `≤ ${TARGETS.chatCpuMs}`, row('tollgate-chat')?.cpuMsPerRequest <= TARGETS.chatCpuMs, ' ms');
+  check('CPU per stream', row('tollgate-stream')?.cpuMsPerRequest, `≤ ${TARGETS.streamCpuMs}`, row('tollgate-stream')?.cpuMsPerRequest <= TARGETS.streamCpuMs, ' ms');
+  const t = row('tollgate-chat');
+  const p = row('portkey-chat');
+  if (t && p) check('throughput vs Portkey (chat)', ratio(t.rps, p.rps), `≥ ${TARGETS.throughputVsPortkey}`, ratio(t.rps, p.rps) >= TARGETS.throughputVsPortkey, '×');
+  const ttfb = added.find((a) => a.via === 'tollgate' && a.kind === 'stream')?.ttfbP50Ms;
+  check(`first chunk p50 vs direct (c=${options.connections})`, ttfb, `≤ +${TARGETS.ttfbAddedMs}`, ttfb <= TARGETS.ttfbAddedMs, ' ms');
+  if (memory.tollgate) {
+    check('peak RSS', memory.tollgate.peakRssMb, `≤ ${TARGETS.peakRssMb}`, memory.tollgate.peakRssMb <= TARGETS.peakRssMb, ' MB');
+    check('idle RSS', memory.tollgate.idleRssMb, `≤ ${TARGETS.idleRssMb}`, memory.tollgate.idleRssMb <= TARGETS.idleRssMb, ' MB');
+  }
+  if (checks.length > 0) console.log(`\nTargets (issue 14):\n${checks.join('\n')}`);
+}
+
+function ratio(a, b) {
+  return a === null || b === null || !b ? null : a / b;
 }
 
 /** --postgres: the PostgreSQL rows against SQLite's single process (issue 12's done-when figures). */
@@ -181,6 +238,9 @@ function signed(x) {
 }
 
 function printErrors(results) {
+  for (const r of results.filter((x) => x.unfinished > 0)) {
+    console.log(`\n${r.id} run ${r.round}: ${r.unfinished} requests still queued when the drain ended were cut (the server is slower than --rate)`);
+  }
   const failed = results.filter((r) => r.errors > 0);
   if (failed.length === 0) {
     console.log('\nerrors: none (every response was 200, every stream ended with [DONE])');

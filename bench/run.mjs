@@ -5,6 +5,8 @@
 // proc-stats.mjs (/proc figures) and report.mjs (summary, table and JSON).
 import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
 import { round } from './numbers.mjs';
 import { parseOptions } from './options.mjs';
 import { join } from 'node:path';
@@ -25,7 +27,7 @@ async function main() {
 
   const mock = await startMock();
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl };
+  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags };
   // SQLite, one process: the reference every PostgreSQL row is compared with.
   const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, undefined, gatewayOptions);
   const pg = pgSchema ? await startPostgresGateways(tempDir, mock.url, pgSchema.url, gatewayOptions) : undefined;
@@ -33,6 +35,7 @@ async function main() {
   const procs = { mock, tollgate, portkey, pg };
   const scenarios = buildScenarios(procs, options);
   if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
+  const idle = await idleMemory(scenarios, [tollgate, portkey].filter(Boolean));
 
   const results = [];
   // Rounds interleave the scenarios so a burst of someone else's load hits all of them, not one.
@@ -44,10 +47,10 @@ async function main() {
   }
 
   const memory = {};
-  for (const p of [tollgate, portkey, ...(pg?.gateways ?? [])].filter(Boolean)) memory[p.name] = memoryMb(p.child.pid);
+  for (const p of [tollgate, portkey, ...(pg?.gateways ?? [])].filter(Boolean)) memory[p.name] = { idleRssMb: idle[p.name], ...memoryMb(p.child.pid) };
   await stopAll();
   const billing = {};
-  if (results.some((r) => r.via === 'tollgate')) billing.sqlite = await billingCheck(tollgate.database, results);
+  if (results.some((r) => r.via === 'tollgate')) billing.sqlite = await billingCheck(tollgate.database, results, undefined, idle.tollgateRequests);
   if (pg) billing.postgres = await billingCheck(pgSchema.url, results, (via) => via.startsWith('tollgate-pg'));
   await pgSchema?.drop();
   const summary = summarise(results, scenarios);
@@ -57,6 +60,26 @@ async function main() {
   if (options.cpuProfDir) console.log(`cpu profile: ${options.cpuProfDir} (summarise with: node bench/profile-summary.mjs ${options.cpuProfDir})`);
   removeTempDir();
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+/**
+ * RSS of each gateway at rest, after one request of each of its scenarios (so lazily loaded parts are
+ * in) and a second to settle: the footprint of a started, idle sidecar.
+ */
+async function idleMemory(scenarios, gateways) {
+  for (const gateway of gateways) {
+    for (const scenario of scenarios.filter((s) => s.subject === gateway && !s.group && !s.bearerRotate)) {
+      const headers = Object.fromEntries(scenario.headers.map((h) => [h.slice(0, h.indexOf(':')).trim(), h.slice(h.indexOf(':') + 1).trim()]));
+      const res = await request(scenario.url + scenario.path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: scenario.body });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`${scenario.id}: HTTP ${res.statusCode} before the benchmark started`);
+    }
+  }
+  await sleep(1_000);
+  const idle = Object.fromEntries(gateways.map((g) => [g.name, memoryMb(g.child.pid).rssMb]));
+  // The SQLite billing check counts these too.
+  idle.tollgateRequests = scenarios.filter((s) => s.subject === gateways[0] && s.via === 'tollgate').length;
+  return idle;
 }
 
 /** Three gateways on one PostgreSQL schema (the first one's key is the hot key), and 100 more keys. */

@@ -1,4 +1,4 @@
-// The scenarios (chat, stream and embeddings; direct, via Tollgate or via Portkey) and running one of them
+// The scenarios (chat, stream, open-loop chat and embeddings; direct, via Tollgate or via Portkey) and running one of them
 // with the load generator in its own process, /proc sampled when its measured window opens and closes.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -8,6 +8,8 @@ import { cpuOverWindow, snapshot } from './proc-stats.mjs';
 
 const LOAD = fileURLToPath(new URL('load.mjs', import.meta.url));
 const PROMPT = [{ role: 'user', content: 'Say hello in five words.' }];
+/** Open loop: the most connections the load generator may open when requests queue. */
+const OPEN_LOOP_MAX_CONNECTIONS = 256;
 
 /**
  * The direct stream asks for include_usage itself: the gateway always does (to bill), so the mock then
@@ -32,6 +34,12 @@ export function buildScenarios(procs, opts) {
   for (const kind of ['chat', 'stream']) {
     for (const route of routes) {
       scenarios.push({ id: `${route.via}-${kind}`, kind, ...route, path: '/chat/completions', body: chat(route.model, kind === 'stream'), stream: kind === 'stream' });
+    }
+  }
+  // Open loop: the same non-streaming chat at a fixed arrival rate (closed-loop load hides queueing).
+  if (opts.rate > 0) {
+    for (const route of routes) {
+      scenarios.push({ id: `${route.via}-open`, kind: 'open', ...route, path: '/chat/completions', body: chat(route.model, false), stream: false });
     }
   }
   if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
@@ -67,7 +75,12 @@ function postgresScenarios(pg, body) {
 
 function loadArgs(scenario, opts) {
   const urls = (scenario.urls ?? [scenario.url]).flatMap((url) => ['--url', url + scenario.path]);
-  const args = [...urls, '--body', scenario.body, '--connections', String(opts.connections), '--warmup', String(opts.warmup), '--warmup-requests', String(opts.warmupRequests), '--duration', String(opts.duration)];
+  const open = scenario.kind === 'open';
+  // Open loop: connections are only a ceiling (opened as queueing needs them); warm-up is by time at that rate.
+  const connections = open ? Math.max(opts.connections, OPEN_LOOP_MAX_CONNECTIONS) : opts.connections;
+  const warmupRequests = open ? Math.min(opts.warmupRequests, Math.floor(opts.rate * opts.warmup)) : opts.warmupRequests;
+  const args = [...urls, '--body', scenario.body, '--connections', String(connections), '--warmup', String(opts.warmup), '--warmup-requests', String(warmupRequests), '--duration', String(opts.duration)];
+  if (open) args.push('--rate', String(opts.rate));
   for (const header of scenario.headers) args.push('--header', header);
   if (scenario.stream) args.push('--stream');
   if (scenario.bearerRotate) args.push('--bearer-rotate', scenario.bearerRotate.join(','));

@@ -1,5 +1,6 @@
 // Composition root: config → store → ledger, transport, sweeper → HTTP server; and graceful shutdown.
 import type { FastifyInstance } from 'fastify';
+import { loadTokenizer } from './billing/bounded-count.js';
 import { HoldSweeper } from './billing/hold-sweeper.js';
 import { Ledger } from './billing/ledger.js';
 import type { Config, ProviderConfig } from './config/types.js';
@@ -66,6 +67,8 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     metrics,
     probe: store.probe,
   });
+  // The tokenizer's vocabulary (5 MB, tens of ms to read) now, not in the first request's time.
+  loadTokenizer();
   const host = options.host ?? config.server.host;
   try {
     await server.listen({ host, port: options.port ?? config.server.port });

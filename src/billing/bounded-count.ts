@@ -2,24 +2,13 @@
 // one pre-tokenizer piece (a run of letters, of emoji, of spaces...), so 100 KB of one character took
 // seconds. Text is cut where the tokenizer splits anyway (exact), and a run with no such point is cut
 // every MAX_RUN characters (a slight overcount): docs/adr/0013-bounded-token-counting.md.
-import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+import { countO200k } from './o200k-count.js';
+import { o200kRanks } from './o200k-ranks.js';
 
 /** Longest stretch without a natural cut: bounds the BPE's quadratic work per piece. */
 export const MAX_RUN = 48;
 /** Segments go to the tokenizer about this long (fewer calls; their pieces are still bounded by MAX_RUN). */
 export const SEGMENT_CHARS = 2_048;
-/**
- * The tokenizer's merge cache (piece → tokens, least recently used out first) holds 100,000 entries by
- * default, each as long as its piece; pieces are now at most MAX_RUN + 1 characters, and this many
- * entries stay under about 15 MB (13 MB measured for distinct CJK pieces, 5 MB for ASCII).
- */
-export const MERGE_CACHE_ENTRIES = 10_000;
-
-setMergeCacheSize(MERGE_CACHE_ENTRIES);
-
-/** Special-token strings in user text ('<|endoftext|>') are counted as the text they are, never rejected. */
-const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-
 /** JavaScript's `\s`, which the o200k pre-tokenizer splits on. */
 function isSpace(code: number): boolean {
   if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
@@ -145,7 +134,30 @@ export function nextCut(text: string, start: number, final: boolean): number {
   return final ? text.length : -1;
 }
 
-/** Tokens of one segment (as nextCut delimits them). */
+/**
+ * Reads the vocabulary now if it is not yet (once per process, ~60–100 ms): callers that time the count
+ * (token-tally.ts) call this first, so the one-off load never eats a request's counting budget.
+ */
+export function loadTokenizer(): void {
+  if (warm) return;
+  warm = true;
+  o200kRanks();
+  // Every path of the counter run a few times on runs as long as a segment's pieces get, so the first
+  // hostile prompt (CJK, emoji, random bytes) does not run cold, interpreted code: that blocked the event
+  // loop for 200 ms once, against ~10 ms warm. A few milliseconds, once.
+  for (let i = 0; i < 30; i++) countO200k(WARM_UP);
+}
+
+let warm = false;
+const WARM_UP = [
+  'The quick brown fox, 1234567 (jumps) over the lazy dog\'s back; {"json": [true, null]}\n\t  ',
+  '中文字符的测试文本没有空格'.repeat(4).slice(0, MAX_RUN),
+  '😀🎉👍🏽'.repeat(12).slice(0, MAX_RUN),
+  '\uFFFDé\u00a0ß\u0301Ж'.repeat(10).slice(0, MAX_RUN),
+  'x'.repeat(MAX_RUN),
+].join(' ');
+
+/** Tokens of one segment (as nextCut delimits them); special-token strings count as the text they are. */
 export function countSegment(segment: string): number {
-  return countTokens(segment, AS_PLAIN_TEXT);
+  return countO200k(segment);
 }

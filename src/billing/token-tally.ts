@@ -2,7 +2,7 @@
 // tally's time budget is spent — ordinary text stays far inside it — and the rest is estimated upward
 // from its UTF-8 size. A stream keeps only an unfinished tail, never the whole text.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { countSegment, nextCut } from './bounded-count.js';
+import { countSegment, loadTokenizer, nextCut } from './bounded-count.js';
 
 /**
  * Exact counting per tally (one request's input, one response's output): far more than ordinary text
@@ -22,6 +22,15 @@ const FLUSH_CHARS = 32_768;
 const SLICE_MS = 5;
 /** Text past the budget is measured this many characters at a time (about a millisecond). */
 const SIZE_SLICE_CHARS = 262_144;
+/**
+ * The most a segment is charged against the budget: this much per segment plus per character, several
+ * times what any text costs (hostile text ~1–4 µs a character, ordinary text 0.1–0.2, more on a busy
+ * machine). A longer wait while a short segment was counted is a garbage-collection pause or the process
+ * waiting for a CPU, not the text's cost, and must not turn the exact count of a short prompt into an
+ * estimate; long hostile segments are still charged their real time (docs/adr/0024-tokenizer-memory.md).
+ */
+const MAX_MS_PER_SEGMENT = 0.05;
+const MAX_MS_PER_CHAR = 0.02;
 
 export class TokenTally {
   private exactTokens = 0;
@@ -92,6 +101,7 @@ export class TokenTally {
    * clock passes `untilMs`; returns where it stopped. Past the budget, the rest is sized, not counted.
    */
   private countFrom(text: string, start: number, final: boolean, untilMs: number): number {
+    loadTokenizer();
     let at = start;
     while (at < text.length) {
       if (this.spentMs >= this.budgetMs) {
@@ -109,7 +119,7 @@ export class TokenTally {
       this.exactTokens += countSegment(segment);
       this.exactBytes += Buffer.byteLength(segment);
       const now = this.clock();
-      this.spentMs += now - startedAt;
+      this.spentMs += Math.min(now - startedAt, MAX_MS_PER_SEGMENT + segment.length * MAX_MS_PER_CHAR);
       at = end;
       if (now >= untilMs) return at;
     }

@@ -68,6 +68,21 @@ describe('TokenTally', () => {
     assert.equal(stream.total(), Math.ceil(20 * MIN_TOKENS_PER_BYTE));
   });
 
+  test('a pause while a short text is counted (GC, no CPU) does not spend the budget: the count stays exact', () => {
+    // A clock that jumps 200 ms at every reading: each segment looks as if it took 200 ms.
+    let now = 0;
+    const pausing = new TokenTally(50, () => (now += 200));
+    const texts = ['system', 'You are a terse assistant.', 'user', 'Count from one to five, in words, on one line.'];
+    for (const text of texts) pausing.add(text);
+    assert.equal(pausing.total(), texts.reduce((n, t) => n + countTokens(t, PLAIN), 0));
+    // Long text still spends it: 2 KB segments are each charged up to ~40 ms, so a 50 ms budget ends.
+    now = 0;
+    const long = new TokenTally(50, () => (now += 200));
+    const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(2_000);
+    long.add(prose);
+    assert.ok(long.total() > countTokens(prose, PLAIN), 'estimated upward past the budget');
+  });
+
   test('past its budget, extrapolates at the density it has seen plus 5%, or at the floor if that is more', () => {
     // A clock that advances 1 ms per reading: each segment costs 1 ms, so a 3 ms budget counts 3 exactly.
     const steppingClock = () => {
