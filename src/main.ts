@@ -1,6 +1,7 @@
 // Composition root: config → store → ledger, transport, sweeper → HTTP server; and graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import { HoldSweeper } from './billing/hold-sweeper.js';
+import { countText } from './billing/token-count.js';
 import { Ledger } from './billing/ledger.js';
 import type { Config } from './config/types.js';
 import { buildServer } from './http/server.js';
@@ -65,6 +66,9 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     metrics,
     probe: store.probe,
   });
+  // The tokenizer's first count builds its caches (~25 ms, far more on a busy machine): paid here, not by
+  // the first request, whose count could otherwise overrun its time budget and size a larger hold.
+  countText('Tollgate warms its tokenizer before it listens.');
   const host = options.host ?? config.server.host;
   try {
     await server.listen({ host, port: options.port ?? config.server.port });
