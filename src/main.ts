@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { HoldSweeper } from './billing/hold-sweeper.js';
 import { countText } from './billing/token-count.js';
 import { Ledger } from './billing/ledger.js';
-import type { Config } from './config/types.js';
+import type { Config, ProviderConfig } from './config/types.js';
 import { buildServer } from './http/server.js';
 import type { Logger } from './log.js';
 import { openDatabase } from './open-database.js';
@@ -39,10 +39,11 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
   const health = new UpstreamHealth();
-  const metrics = new GatewayMetrics(config, {
+  const sources = {
     activeHolds: () => store.probe.activeHolds(),
-    isCooling: (provider, upstreamModel) => health.isCooling({ provider, upstreamModel }),
-  });
+    isCooling: (provider: ProviderConfig, upstreamModel: string) => health.isCooling({ provider, upstreamModel }),
+  };
+  const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
   const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();

@@ -20,6 +20,8 @@ async function runPrimary(config: Config, workers: number): Promise<void> {
   if (!config.redis) {
     log.warn({ workers }, 'no redis: configured: each worker counts its own rate limits and cool-downs (set redis: to share them)');
   }
+  // GET /metrics on any worker answers for all of them, gathered here.
+  (await import('../telemetry/cluster-metrics.js')).serveClusterMetrics(log);
   const code = await superviseWorkers({ workers, log });
   log.info('stopped');
   log.flush();

@@ -115,7 +115,12 @@ export const configSchema = z.strictObject({
   // checked in load.ts, so the error names the key without echoing the value.
   admin: z.strictObject({ token: z.string().optional() }).prefault({}),
   redis: z.url({ protocol: /^rediss?$/ }).optional(),
-  metrics: z.strictObject({ token: z.string().min(16, 'must be at least 16 characters').optional() }).prefault({}),
+  metrics: z
+    .strictObject({
+      // Empty (an unset ${TOLLGATE_METRICS_TOKEN:-}) means no token.
+      token: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(16, 'must be at least 16 characters').optional()),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(LOG_LEVELS).optional(),

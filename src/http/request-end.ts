@@ -21,6 +21,8 @@ const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map([
   ['/v1/models', 'models'],
   ['/v1/models/*', 'models'],
   ['/v1/key', 'key'],
+  ['/v1/key/usage', 'key'],
+  ['/v1/key/usage/summary', 'key'],
 ]);
 
 /** A path too long to be a route is cut in the log line. */
@@ -42,7 +44,8 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
     const clientApi = path.startsWith('/v1/');
     const body = request.body as { model?: unknown } | undefined;
     const requestedModel = body !== null && typeof body === 'object' ? body.model : undefined;
-    if (clientApi) metrics.requestEnded(ENDPOINTS.get(request.routeOptions.url ?? '') ?? 'other', requestedModel, trace);
+    // CORS preflights are the browser's, not requests of the client API.
+    if (clientApi && request.method !== 'OPTIONS') metrics.requestEnded(ENDPOINTS.get(request.routeOptions.url ?? '') ?? 'other', requestedModel, trace);
     // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests.
     const level = clientApi || path.startsWith('/admin/') ? 'info' : 'debug';
     if (!log.isLevelEnabled(level)) return;

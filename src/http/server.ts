@@ -89,6 +89,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {
+    request.trace.errorCode = 'not_found';
     return sendError(reply, new GatewayError('not_found', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }));
   });
 

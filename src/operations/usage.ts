@@ -32,10 +32,13 @@ function text(field: string, value: unknown): string | undefined {
   return value;
 }
 
+/** A date (UTC midnight) or a date-time with Z or an offset: a time without a zone would be read in the server's zone. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+
 function time(field: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  const at = typeof value === 'string' ? Date.parse(value) : NaN;
-  if (!Number.isFinite(at)) invalid(field, `expected an ISO 8601 time, got ${JSON.stringify(value)}`);
+  const at = typeof value === 'string' && ISO_TIME.test(value.trim()) ? Date.parse(value.trim()) : NaN;
+  if (!Number.isFinite(at)) invalid(field, `expected an ISO 8601 date or time with a zone (2026-11-01, 2026-11-01T09:00:00Z), got ${JSON.stringify(value)}`);
   return at;
 }
 

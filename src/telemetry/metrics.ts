@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Nano } from '../billing/money.js';
 import type { Config, ProviderConfig } from '../config/types.js';
 import type { LimitName } from '../limits/rate-limiter.js';
+import { joinClusterMetrics } from './cluster-metrics.js';
 import { withTimeout } from './readiness.js';
 import type { RequestTrace } from './request-trace.js';
 
@@ -54,7 +55,10 @@ export class GatewayMetrics {
   private readonly rateLimitedByLimit = new Map<LimitName, { inc(): void }>();
   private readonly ledgerWrites: Histogram;
 
-  constructor(config: Config, sources: MetricsSources) {
+  /** Under `serve --workers`: asks the primary for every worker's metrics, aggregated. */
+  private readonly gatherCluster: (() => Promise<string>) | undefined;
+
+  constructor(config: Config, sources: MetricsSources, options: { readonly clustered?: boolean } = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
@@ -131,6 +135,7 @@ export class GatewayMetrics {
       registers,
     });
     this.registerScrapeGauges(config, sources);
+    this.gatherCluster = options.clustered ? joinClusterMetrics(this.registry) : undefined;
   }
 
   /** The one call per client request, when it has ended (response closed and bill closed). */
@@ -164,9 +169,9 @@ export class GatewayMetrics {
     this.ledgerWrites.observe(seconds);
   }
 
-  /** The exposition, in Prometheus text format. */
+  /** The exposition, in Prometheus text format (of the whole gateway, under `serve --workers`). */
   exposition(): Promise<string> {
-    return this.registry.metrics();
+    return this.gatherCluster ? this.gatherCluster() : this.registry.metrics();
   }
 
   private registerScrapeGauges(config: Config, sources: MetricsSources): void {
@@ -181,6 +186,8 @@ export class GatewayMetrics {
       name: 'tollgate_holds_active',
       help: 'Holds open in the ledger now (every gateway on this database).',
       registers,
+      // Every worker reads the same database: one value, not the sum of N copies.
+      aggregator: 'max',
       async collect() {
         const read = await readHolds();
         if (read) this.set(read.count);
@@ -190,6 +197,7 @@ export class GatewayMetrics {
       name: 'tollgate_held_usd',
       help: 'USD held by open holds now (every gateway on this database).',
       registers,
+      aggregator: 'max',
       async collect() {
         const read = await readHolds();
         if (read) this.set(read.amount / 1e9);
@@ -211,6 +219,8 @@ export class GatewayMetrics {
       help: '1 while an upstream (provider, upstream model) is cooling down after failures, else 0.',
       labelNames: ['provider', 'upstream_model'],
       registers,
+      // 1 when any worker is skipping it.
+      aggregator: 'max',
       collect() {
         for (const u of upstreams) this.set({ provider: u.provider.id, upstream_model: u.model }, sources.isCooling(u.provider, u.model) ? 1 : 0);
       },

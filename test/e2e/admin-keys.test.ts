@@ -50,6 +50,16 @@ for (const dialect of await adminDialects()) {
       assert.deepEqual(shown, withoutSecret);
     });
 
+    test('POST /keys refuses a bad body (no name, negative balance, unknown field or model) and creates nothing', async () => {
+      const before = (await walkList(e.gw, '/keys', 1000)).length;
+      for (const body of [{}, { name: 'x', balance: -1 }, { name: 'x', secret: 'tg-mine' }, { name: 'x', allowed_models: ['nope'] }, { name: 'x', expires_at: '2001-01-01T00:00:00Z' }, { name: 'x', limits: { rpm: 0 } }, { name: 'x', metadata: 'a' }]) {
+        assertError(await admin(e.gw, 'POST', '/keys', { body }), 400, 'invalid_request');
+      }
+      assertError(await admin(e.gw, 'POST', '/keys', { body: '{"name": ', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+      assertError(await admin(e.gw, 'POST', '/keys', { body: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+      assert.equal((await walkList(e.gw, '/keys', 1000)).length, before);
+    });
+
     test('GET /keys filters by status and name prefix and pages with cursors, each key once while keys are added', async () => {
       const prefix = `page-${dialect.name}-`;
       const made: string[] = [];
@@ -149,6 +159,9 @@ for (const dialect of await adminDialects()) {
       assert.equal(revoked.status, 'revoked');
       assert.equal((await call(e.gw, 'GET', '/key', { key: rotated.key })).status, 401);
       assertError(await admin(e.gw, 'POST', `/keys/${key.id}/rotate`), 400, 'invalid_request');
+      // As a browser's fetch sends a bodiless POST: JSON content type, empty body.
+      const bare = await admin(e.gw, 'POST', `/keys/${key.id}/revoke`, { headers: { 'content-type': 'application/json' } });
+      assert.equal(bare.status, 200, bare.text);
       assertError(await admin(e.gw, 'POST', `/keys/${key.id}/revoke`, { body: { why: 'x' } }), 400, 'invalid_request');
     });
 

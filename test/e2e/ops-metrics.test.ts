@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { assertChatOk, assertErrorResponse, call, costOf, extendConfig, parseJsonOutput, postChat, type Json } from '../support/e2e.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { errorReply, stall, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { chatChunks, errorReply, makeUsage, slowDrip, sseFromChunks, stall, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { usdToNano } from '../support/money.js';
 import { changes, delta, parseExposition, sampleId, scrape, type Scrape } from '../support/prometheus.js';
 import { pool, postStream, sleep } from '../support/resilience.js';
 
@@ -159,6 +160,35 @@ describe('GET /metrics', () => {
     controller.abort();
     await pending;
     await scrapeWhen(gw, (s) => s.samples.get('tollgate_holds_active') === 0 && s.samples.get('tollgate_held_usd') === 0, 'no active hold');
+    mock.handle(null);
+  });
+
+  test('a client that leaves mid-stream is counted once, as 499, with the tokens and charge its bill settled afterwards', async () => {
+    const leaver = await key('leaver', 10);
+    mock.reset();
+    mock.handle(slowDrip(200, sseFromChunks(chatChunks({ content: ['one ', 'two ', 'three ', 'four ', 'five ', 'six'], usage: makeUsage(11, 6) }))));
+    const before = await scrape(gw);
+    const controller = new AbortController();
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${leaver.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: hello, max_tokens: 50, stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read(); // the first chunk arrived: the stream is committed
+    controller.abort();
+    const after = await scrapeWhen(gw, (s) => requestsTotal(s) - requestsTotal(before) >= 1, 'the request that was left');
+    const rows = parseJsonOutput<Json[]>(await gw.cli(['usage', '--key', leaver.id, '--json']), 'usage');
+    assert.equal(rows.length, 1);
+    const row = rows[0];
+    assert.equal(row.status, 499);
+    assert.equal(delta(before, after, 'tollgate_requests_total', { endpoint: 'chat_completions', model: 'gpt-test', provider: 'mock', status: '499' }), 1);
+    assert.equal(requestsTotal(after) - requestsTotal(before), 1, 'counted once');
+    assert.equal(delta(before, after, 'tollgate_tokens_total', { model: 'gpt-test', kind: 'input' }), row.input_tokens);
+    assert.equal(delta(before, after, 'tollgate_tokens_total', { model: 'gpt-test', kind: 'output' }), row.output_tokens);
+    assert.equal(Math.round(delta(before, after, 'tollgate_charged_usd_total', { model: 'gpt-test' }) * 1e9), usdToNano(row.cost));
+    assert.ok(row.input_tokens > 0);
     mock.handle(null);
   });
 

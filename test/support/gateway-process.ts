@@ -68,6 +68,8 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   /** Everything the server wrote to stderr (its JSON log lines). */
   readonly logs: string[];
+  /** Everything the server wrote to stdout (nothing is expected there). */
+  readonly stdout: () => string;
   cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
   createKey(opts?: { name?: string; balance?: string | number; models?: string[] }): Promise<CreatedKey>;
   /** Balances in nano-dollars straight from the database (read-only), cached and derived from entries. */
@@ -101,6 +103,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
+  let stdout = '';
   const baseURL = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 15_000);
@@ -122,7 +125,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
         }
       }
     });
-    child.stdout!.resume();
+    child.stdout!.on('data', (data: Buffer) => (stdout += data.toString()));
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`gateway exited with ${code} before listening:\n${logs.join('\n')}`));
@@ -139,6 +142,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
     dbPath,
     child,
     logs,
+    stdout: () => stdout,
     cli,
     async createKey(opts = {}) {
       const args = ['keys', 'create', '--name', opts.name ?? 'test', '--balance', String(opts.balance ?? 10), '--json'];

@@ -1,8 +1,10 @@
-// Cursor pagination's edges: opaque cursors that only their own list accepts, limits, and the list shape.
+// Cursor pagination's edges (opaque cursors that only their own list accepts, limits, the list shape) and
+// the usage filters every face reads.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { isGatewayError } from '../../../src/errors.js';
 import { decodeCursor, encodeCursor, listPage, pageSize } from '../../../src/operations/page.js';
+import { usageFilterOf } from '../../../src/operations/usage.js';
 
 const isNumber = (p: unknown): p is number => typeof p === 'number';
 
@@ -43,5 +45,20 @@ describe('listPage', () => {
     assert.equal(page.has_more, true);
     assert.equal(decodeCursor('usage', page.next_cursor, isNumber), 4);
     assert.deepEqual(listPage('usage', [5, 4], 2, (n) => n, (n) => n), { object: 'list', data: [5, 4], has_more: false, next_cursor: null });
+  });
+});
+
+describe('usage filters', () => {
+  test('times are ISO 8601 dates or date-times with a zone; anything else is a 400 naming the field', () => {
+    assert.deepEqual(usageFilterOf({ since: '2026-11-01', until: '2026-11-01T09:30:00+02:00' }), {
+      since: Date.UTC(2026, 10, 1),
+      until: Date.UTC(2026, 10, 1, 7, 30),
+    });
+    assert.equal(usageFilterOf({ since: '2026-11-01T00:00:00.123456789Z' }).since, Date.UTC(2026, 10, 1) + 123);
+    for (const bad of ['2026-11-01T09:00:00', 'Nov 1 2026', 'yesterday', '1700000000000', '']) {
+      assert.throws(() => usageFilterOf({ since: bad }), (error: unknown) => isGatewayError(error) && error.param === 'since', bad);
+    }
+    assert.deepEqual(usageFilterOf({ status: '502', key_id: 'key_1' }), { status: 502, keyId: 'key_1' });
+    for (const bad of ['ok', '2000', 99]) assert.throws(() => usageFilterOf({ status: bad }), (error: unknown) => isGatewayError(error) && error.param === 'status');
   });
 });

@@ -151,10 +151,14 @@ for (const dialect of await storeDialects()) {
       assert.equal(writes, 20);
       assert.equal(new Set(walked).size, walked.length, 'no row twice');
       for (let i = 0; i < 12; i++) assert.ok(walked.includes(`r${i}`), `r${i}, there before the walk, was seen`);
+      // An export reads a page at a time: never more than one page (plus the look-ahead row) at once.
       const all: string[] = [];
-      for await (const usage of walkUsage(store, {}, 7)) all.push(usage.requestId);
+      const pageSizes: number[] = [];
+      const paged = { ...store, usage: { ...store.usage, page: (q: Parameters<Store['usage']['page']>[0]) => (pageSizes.push(q.limit), store.usage.page(q)) } };
+      for await (const usage of walkUsage(paged, {}, 7)) all.push(usage.requestId);
       assert.equal(all.length, 32);
       assert.equal(new Set(all).size, 32);
+      assert.deepEqual(pageSizes, [8, 8, 8, 8, 8]);
     });
 
     test('usage filters and totals by key, model, provider, UTC day and hour', async () => {

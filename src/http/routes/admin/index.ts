@@ -3,6 +3,7 @@
 // must be JSON (or bodiless) and take an Idempotency-Key.
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../../errors.js';
+import { depthLimitedJsonParser, type JsonBodyParser } from '../../json-body.js';
 import type { AdminDeps } from './admin-deps.js';
 import { adminTokenCheck } from './admin-auth.js';
 import { registerKeyRoutes } from './key-routes.js';
@@ -16,6 +17,14 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
   const requireAdminToken = adminTokenCheck(token);
   app.register(
     async function adminV1(api) {
+      // Bodiless verbs (revoke, rotate) may arrive with Content-Type: application/json and no body, as
+      // browsers' fetch sends them: an empty body reads as none instead of a 400.
+      const parseJson = depthLimitedJsonParser(api.getDefaultJsonParser('error', 'error') as JsonBodyParser);
+      api.removeContentTypeParser('application/json');
+      api.addContentTypeParser('application/json', { parseAs: 'string' }, function adminJson(request, body, done) {
+        if (body === '') done(null, undefined);
+        else parseJson(request, body as string, done);
+      });
       api.addHook('onRequest', async function adminAuth(request) {
         requireAdminToken(request.headers.authorization);
       });
