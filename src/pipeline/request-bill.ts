@@ -223,6 +223,7 @@ export class RequestBill {
       cachedInputTokens: tokens.cachedInput,
       outputTokens: tokens.output,
       reasoningTokens: tokens.reasoning,
+      cacheWriteTokens: tokens.cacheWrite ?? 0,
       cost,
       usageSource: source,
       attempts: this.attempts,

@@ -44,6 +44,8 @@ export interface KeyRecord {
   /** Captured in the budget period that began at `budgetPeriodStart` (stale once a new period began). */
   readonly budgetSpent: Nano;
   readonly budgetPeriodStart: number;
+  /** A refused max_tokens is lowered to what the key can afford instead (product.md §13). */
+  readonly clampMaxTokens: boolean;
 }
 
 export interface NewKey {
@@ -61,7 +63,10 @@ export interface NewKey {
 }
 
 /** A change to a key's limits: a field that is absent stays; null clears the key's own value. */
-export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & { readonly expiresAt?: number | null };
+export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & {
+  readonly expiresAt?: number | null;
+  readonly clampMaxTokens?: boolean;
+};
 
 export interface Attempt {
   readonly provider: string;
@@ -85,6 +90,8 @@ export interface UsageRecord {
   readonly cachedInputTokens: number;
   readonly outputTokens: number;
   readonly reasoningTokens: number;
+  /** Cache writes (inside inputTokens); absent: none reported. */
+  readonly cacheWriteTokens?: number;
   readonly cost: Nano;
   readonly usageSource: UsageSource;
   readonly attempts: readonly Attempt[];

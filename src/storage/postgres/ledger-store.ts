@@ -28,7 +28,7 @@ interface Figures {
 }
 
 /** PostgreSQL types of the usage_records columns, in USAGE_COLUMNS order (INSERT ... SELECT needs them). */
-const USAGE_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'int', 'int', 'int', 'int', 'int', 'bigint', 'text', 'text'];
+const USAGE_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'text', 'int', 'int', 'int', 'int', 'int', 'bigint', 'text', 'text', 'int'];
 
 /**
  * The usage row, written only when the hold's outcome (`o`) is one of `outcomes`; params from $first on.

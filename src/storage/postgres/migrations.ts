@@ -336,4 +336,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 5,
+    name: 'cache-writes-and-clamp',
+    // See the SQLite migration 5.
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE api_keys ADD COLUMN clamp_max_tokens INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -134,4 +134,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 5,
+    name: 'cache-writes-and-clamp',
+    // Cache-write tokens per request (priced apart from input, product.md §13), and the key's choice to
+    // have an unaffordable max_tokens lowered instead of refused (clamp).
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE api_keys ADD COLUMN clamp_max_tokens INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
