@@ -49,6 +49,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     drains,
     limiter,
     keys: store.keys,
+    idempotency: store.idempotency,
     inFlight,
     isClosing: () => closing,
   });

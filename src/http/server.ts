@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
-import type { KeyRecord, KeyStore } from '../storage/types.js';
+import type { IdempotencyStore, KeyRecord, KeyStore } from '../storage/types.js';
 import { authenticate } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { registerDashboard } from './dashboard.js';
@@ -24,6 +24,8 @@ declare module 'fastify' {
 
 export interface ServerDeps extends PipelineDeps {
   readonly keys: KeyStore;
+  /** Idempotency-Key records (chat and embeddings). */
+  readonly idempotency: IdempotencyStore;
   /** Chat and embedding requests still being served (shutdown waits for them to settle). */
   readonly inFlight: InFlightRequests;
   /** True once shutdown began: new requests get 503. */
@@ -95,8 +97,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
           throw new GatewayError('unsupported_media_type');
         }
       });
-      registerChatRoute(api, deps, deps.inFlight);
-      registerEmbeddingsRoute(api, deps, deps.inFlight);
+      registerChatRoute(api, deps);
+      registerEmbeddingsRoute(api, deps);
       registerModelRoutes(api, deps.config);
       registerKeyRoute(api, deps.config);
     },
