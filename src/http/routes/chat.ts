@@ -15,8 +15,9 @@ const SSE_TYPE = 'text/event-stream; charset=utf-8';
 export function registerChatRoute(app: FastifyInstance, deps: ServerDeps): void {
   app.post('/chat/completions', async function chatCompletions(request, reply) {
     const body = validateChatRequest(request.body);
-    // Without the header nothing is read or written: no cost on the hot path.
-    const ticket = request.headers['idempotency-key'] === undefined ? undefined : await IdempotencyTicket.claim(deps, request, reply);
+    // Without the header nothing is read or written: no cost on the hot path. A dry run moves nothing to protect.
+    const { headers } = request;
+    const ticket = headers['idempotency-key'] === undefined || headers['x-tollgate-dry-run'] === '1' ? undefined : await IdempotencyTicket.claim(deps, request, reply);
     if (ticket === true) return reply;
     const client = clientRequestOf(request, reply);
     let sink: SseResponse | undefined;

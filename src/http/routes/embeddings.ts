@@ -10,8 +10,9 @@ import { validateEmbeddingRequest } from '../validate-request.js';
 export function registerEmbeddingsRoute(app: FastifyInstance, deps: ServerDeps): void {
   app.post('/embeddings', async function embeddings(request, reply) {
     const body = validateEmbeddingRequest(request.body);
-    // Without the header nothing is read or written: no cost on the hot path.
-    const ticket = request.headers['idempotency-key'] === undefined ? undefined : await IdempotencyTicket.claim(deps, request, reply);
+    // Without the header nothing is read or written: no cost on the hot path. A dry run moves nothing to protect.
+    const { headers } = request;
+    const ticket = headers['idempotency-key'] === undefined || headers['x-tollgate-dry-run'] === '1' ? undefined : await IdempotencyTicket.claim(deps, request, reply);
     if (ticket === true) return reply;
     try {
       const result = await deps.inFlight.track(runEmbeddings(deps, clientRequestOf(request, reply), body));
