@@ -3,6 +3,7 @@
 // single conditional UPDATE that is valid on both dialects.
 import type { BudgetPeriod } from '../billing/budget-period.js';
 import type { Nano } from '../billing/money.js';
+import type { AuditScope } from './ledger-audit.js';
 
 export type KeyStatus = 'active' | 'revoked';
 export type AllowedModels = readonly string[] | '*';
@@ -171,6 +172,15 @@ export interface LedgerAudit {
   readonly activeHolds: number;
 }
 
+/** One broken invariant found by `tollgate audit` (testing.md). */
+export interface LedgerViolation {
+  /** cached_balance, held_vs_active_holds, hold_ends, capture_without_usage, entry_without_hold, expired_hold_active */
+  readonly check: string;
+  readonly keyId: string;
+  readonly requestId: string | null;
+  readonly detail: string;
+}
+
 export interface HoldGrowth {
   readonly requestId: string;
   /** What the hold grows by (nano-dollars): admitted like a new hold of this amount. */
@@ -214,6 +224,8 @@ export interface LedgerStore {
   /** Releases holds whose expiry has passed; returns how many. */
   expireHolds(now: number, limit: number): Promise<number>;
   audit(keyId: string): Promise<LedgerAudit>;
+  /** Every broken billing invariant in the database (or of one key), read in one snapshot. */
+  findViolations(scope: AuditScope): Promise<LedgerViolation[]>;
 }
 
 export interface UsageQuery {

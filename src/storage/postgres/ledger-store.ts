@@ -17,7 +17,9 @@ import type {
   SettleOutcome,
   SettleResult,
   UsageRecord,
+  LedgerViolation,
 } from '../types.js';
+import { auditQueries, runAuditQueries, violationsFrom, type AuditScope } from '../ledger-audit.js';
 import { KEY_ADMISSION_COLUMNS, refusalOf, SHARED_SQL, USAGE_COLUMNS, usageValues, type KeyAdmissionRow } from '../rows.js';
 import { inTransaction, type PostgresPool } from './connection.js';
 
@@ -166,6 +168,22 @@ export class PostgresLedgerStore implements LedgerStore {
   async expireHolds(now: number, limit: number): Promise<number> {
     const { rows } = await this.pool.query<{ released: number }>(EXPIRE_SQL, [now, limit]);
     return rows[0]?.released ?? 0;
+  }
+
+  findViolations(scope: AuditScope): Promise<LedgerViolation[]> {
+    // One REPEATABLE READ snapshot for every check.
+    return inTransaction(
+      this.pool,
+      async (client) =>
+        violationsFrom(
+          await runAuditQueries(auditQueries(scope), async ({ sql, params }) => {
+            let i = 0;
+            const text = sql.replace(/\?/g, () => `$${++i}`);
+            return (await client.query<Record<string, unknown>>(text, [...params])).rows;
+          }),
+        ),
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
   }
 
   audit(keyId: string): Promise<LedgerAudit> {
