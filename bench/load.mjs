@@ -6,8 +6,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
-const USAGE = `usage: node bench/load.mjs --url URL --body JSON [--header 'name: value']... [--stream]
-  [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]`;
+const USAGE = `usage: node bench/load.mjs --url URL [--url URL]... --body JSON [--header 'name: value']... [--stream]
+  [--bearer-rotate KEY,KEY,...] [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]
+  Several --url: the connections are split evenly over them (several gateways behind one load).
+  --bearer-rotate: each request's Authorization is the next of these keys (load spread over many keys).`;
 // A warm-up never runs longer than this many times --warmup, however slow the server is.
 const WARMUP_CAP_FACTOR = 5;
 
@@ -15,7 +17,8 @@ function parseOptions(argv) {
   const { values } = parseArgs({
     args: argv,
     options: {
-      url: { type: 'string' },
+      url: { type: 'string', multiple: true, default: [] },
+      'bearer-rotate': { type: 'string' },
       method: { type: 'string', default: 'POST' },
       body: { type: 'string', default: '' },
       header: { type: 'string', multiple: true, default: [] },
@@ -28,17 +31,19 @@ function parseOptions(argv) {
       help: { type: 'boolean', default: false },
     },
   });
-  if (values.help || !values.url) {
+  if (values.help || values.url.length === 0) {
     console.error(USAGE);
     process.exit(values.help ? 0 : 2);
   }
-  const url = new URL(values.url);
+  const urls = values.url.map((u) => new URL(u));
+  const headers = parseHeaders(values.header, values.body !== '');
+  const rotate = values['bearer-rotate'] ? values['bearer-rotate'].split(',') : [];
   return {
-    origin: url.origin,
-    path: url.pathname + url.search,
+    targets: urls.map((url) => ({ origin: url.origin, path: url.pathname + url.search })),
+    // One header object per key, built once: a request only picks the next one.
+    headerSets: rotate.length > 0 ? rotate.map((key) => ({ ...headers, authorization: `Bearer ${key}` })) : [headers],
     method: values.method,
     body: values.body === '' ? undefined : Buffer.from(values.body),
-    headers: parseHeaders(values.header, values.body !== ''),
     stream: values.stream,
     connections: positive('connections', values.connections),
     durationMs: positive('duration', values.duration) * 1000,
@@ -89,7 +94,7 @@ function verdict(status, stream, tail, chunks) {
  * Sends one request through undici's low-level dispatch API (cheaper than request()/fetch, so the load
  * generator stays light on a shared 2-core box) and resolves with its timings and an error text if any.
  */
-function sendOne(pool, opts) {
+function sendOne(pool, target, headers, opts) {
   return new Promise((resolve) => {
     const started = performance.now();
     let status = 0;
@@ -97,7 +102,7 @@ function sendOne(pool, opts) {
     let tail = '';
     const chunks = [];
     pool.dispatch(
-      { origin: opts.origin, path: opts.path, method: opts.method, headers: opts.headers, body: opts.body },
+      { origin: target.origin, path: target.path, method: opts.method, headers, body: opts.body },
       {
         onRequestStart() {},
         onResponseStart(_controller, statusCode) {
@@ -133,7 +138,9 @@ function round3(x) {
 
 /** Runs warm-up, then the measured window, then lets in-flight requests finish (they are not measured). */
 async function run(opts) {
-  const pool = new Pool(opts.origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 120_000 });
+  const perTarget = Math.ceil(opts.connections / opts.targets.length);
+  const pools = opts.targets.map((t) => new Pool(t.origin, { connections: perTarget, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 120_000 }));
+  let nextHeaders = 0;
   const state = { phase: 'warmup', windowStart: 0, windowEnd: 0, totals: [], ttfbs: [], errors: new Map(), errorCount: { warmup: 0, measure: 0, drain: 0 }, completed: { warmup: 0, measure: 0, drain: 0 } };
 
   function endWindow() {
@@ -171,8 +178,12 @@ async function run(opts) {
     if (phase === 'measure' && opts.requests !== undefined && state.completed.measure >= opts.requests) endWindow();
   }
 
-  async function worker() {
-    while (state.phase !== 'drain') record(await sendOne(pool, opts));
+  async function worker(_, index) {
+    const t = index % opts.targets.length;
+    while (state.phase !== 'drain') {
+      const headers = opts.headerSets[nextHeaders++ % opts.headerSets.length];
+      record(await sendOne(pools[t], opts.targets[t], headers, opts));
+    }
   }
 
   state.startedAt = performance.now();
@@ -187,7 +198,7 @@ async function run(opts) {
   // After a timeout, close whatever phase is still open; destroy() then fails the stuck requests, which count as errors.
   startWindow();
   endWindow();
-  await pool.destroy();
+  await Promise.all(pools.map((pool) => pool.destroy()));
   return summarise(opts, state);
 }
 

@@ -10,7 +10,8 @@ const USAGE = `usage: npm run bench -- [options]
   --connections N     concurrent keep-alive connections (default 50)
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
   --embeddings        add the embeddings scenarios
-  --postgres URL      store the ledger in PostgreSQL at URL (a fresh schema, dropped afterwards) instead of SQLite
+  --postgres URL      also run the ledger on PostgreSQL at URL (a fresh schema, dropped afterwards): one gateway on
+                      the hot key, one on 100 keys, and 3 gateways on one database, beside the SQLite figures
   --limits            give the benchmark key rpm, tpm, max_concurrent and a daily budget (set high: never refusing,
                       always counting), to measure what enforcing them costs
   --redis URL         the gateway's \`redis:\` (rate-limit counters in Redis; with --limits)

@@ -1,7 +1,7 @@
 // The processes under test (mock upstream, gateway, Portkey) and every child of the benchmark: starting
 // them, waiting until they listen, and stopping them on every exit path (normal, error, Ctrl-C).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,8 +149,12 @@ function createKey(configPath, limits) {
   return JSON.parse(out).key;
 }
 
-/** `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`: see --limits, --redis. */
-export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl } = {}) {
+/**
+ * `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`: see --limits, --redis.
+ * `name`: how the reports call this process (several gateways run with --postgres).
+ */
+export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate' } = {}) {
+  mkdirSync(dir, { recursive: true });
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
   writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`, redisUrl));
@@ -161,7 +165,7 @@ export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits 
     spawn(process.execPath, [...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const url = await waitForLine(child, child.stderr, listeningUrl, 'gateway');
-  return { name: 'tollgate', child, url, key, database: database ?? `sqlite:${dbPath}` };
+  return { name, child, url, key, database: database ?? `sqlite:${dbPath}` };
 }
 
 function listeningUrl(line) {

@@ -34,7 +34,7 @@ const METRICS = {
 export function summarise(results, scenarios) {
   return scenarios.map((scenario) => {
     const runs = results.filter((r) => r.id === scenario.id);
-    const row = { id: scenario.id, kind: scenario.kind, via: scenario.via, subject: scenario.subject.name, runs: runs.length, errors: runs.reduce((n, r) => n + r.errors, 0) };
+    const row = { id: scenario.id, label: scenario.label, kind: scenario.kind, via: scenario.via, subject: scenario.subject.name, runs: runs.length, errors: runs.reduce((n, r) => n + r.errors, 0) };
     for (const [name, get] of Object.entries(METRICS)) row[name] = round(median(runs.map(get)), 4);
     row.spread = {};
     for (const name of ['rps', 'p50', 'cpuMsPerRequest']) {
@@ -71,8 +71,8 @@ const BILLING_COUNTS = {
 };
 
 /** Every successful gateway response must have left exactly one usage row and no open hold behind. */
-export async function billingCheck(database, results) {
-  const served = results.filter((r) => r.via === 'tollgate').reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
+export async function billingCheck(database, results, via = (v) => v === 'tollgate') {
+  const served = results.filter((r) => via(r.via)).reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
   const counts = {};
   if (database.startsWith('sqlite:')) {
     const db = new Database(database.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
@@ -96,7 +96,14 @@ export async function billingCheck(database, results) {
 // ---------------------------------------------------------------- printing
 
 const LABELS = { chat: 'chat', stream: 'chat stream', embed: 'embeddings' };
-const VIA = { direct: 'direct → mock', tollgate: 'via Tollgate', portkey: 'via Portkey' };
+const VIA = {
+  direct: 'direct → mock',
+  tollgate: 'via Tollgate',
+  portkey: 'via Portkey',
+  'tollgate-pg': 'PostgreSQL, 1 gateway, hot key',
+  'tollgate-pg-keys': 'PostgreSQL, 1 gateway, 100 keys',
+  'tollgate-pg3': 'PostgreSQL, 3 gateways, hot key',
+};
 
 function fmt(x, digits = 2) {
   return x === null || x === undefined ? '–' : x.toFixed(digits);
@@ -111,10 +118,10 @@ function table(headers, rows) {
 export function printReport(report) {
   const { options, summary, added, memory, billing } = report;
   const runs = options.runs > 1 ? `median of ${options.runs} runs` : '1 run';
-  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'PostgreSQL' : 'SQLite'}${options.limits ? `, key limits on (${options.redisUrl ? 'Redis' : 'in-process'} counters)` : ''}`);
+  console.log(`\nTollgate benchmark — ${options.connections} connections, ${options.warmup} s / ${options.warmupRequests} requests warm-up, ${options.requests ? `${options.requests} requests` : `${options.duration} s`} measured, ${runs}, ledger on ${options.postgresUrl ? 'SQLite (via Tollgate) and PostgreSQL (rows named so)' : 'SQLite'}${options.limits ? `, key limits on (${options.redisUrl ? 'Redis' : 'in-process'} counters)` : ''}`);
   console.log(`machine: ${report.machine.cpus} CPUs, load average at start ${report.machine.loadavg.join(' ')}\n`);
   const rows = summary.map((r) => [
-    `${LABELS[r.kind]}, ${VIA[r.via]}`,
+    r.label ?? `${LABELS[r.kind]}, ${VIA[r.via]}`,
     fmt(r.rps, 0),
     fmt(r.p50),
     fmt(r.p99),
@@ -141,10 +148,11 @@ export function printReport(report) {
   const chat = summary.find((r) => r.id === 'tollgate-chat');
   if (chat) console.log(`\nTollgate CPU per non-streaming request: ${fmt(chat.cpuMsPerRequest, 3)} ms (target ≤ ${TARGET_CPU_MS} ms) — ${chat.cpuMsPerRequest <= TARGET_CPU_MS ? 'met' : 'NOT met'}`);
   for (const [name, m] of Object.entries(memory)) console.log(`${name} RSS after the run: ${m.rssMb} MB (peak ${m.peakRssMb} MB)`);
-  if (billing) {
-    const ok = billing.usageRows === billing.served && billing.captures === billing.served && billing.activeHolds === 0;
-    console.log(`billing: ${billing.served} successful gateway responses, ${billing.usageRows} usage rows, ${billing.captures} captures, ${billing.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
+  for (const [name, check] of Object.entries(billing ?? {})) {
+    const ok = check.usageRows === check.served && check.captures === check.served && check.activeHolds === 0;
+    console.log(`billing (${name}): ${check.served} successful gateway responses, ${check.usageRows} usage rows, ${check.captures} captures, ${check.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
   }
+  printPostgresComparison(summary);
   if (options.runs > 1) {
     console.log('\nNoise across runs (min–max, spread as % of the median):');
     for (const r of summary.filter((row) => row.spread.rps && row.spread.p50 && row.spread.cpuMsPerRequest)) {
@@ -153,6 +161,19 @@ export function printReport(report) {
     }
   }
   printErrors(report.results);
+}
+
+/** --postgres: the PostgreSQL rows against SQLite's single process (issue 12's done-when figures). */
+function printPostgresComparison(summary) {
+  const sqlite = summary.find((r) => r.id === 'tollgate-chat');
+  const direct = summary.find((r) => r.id === 'direct-chat');
+  const pgRows = summary.filter((r) => r.via.startsWith('tollgate-pg'));
+  if (!sqlite || pgRows.length === 0) return;
+  console.log('\nPostgreSQL vs SQLite (one process, hot key), chat at the same concurrency:');
+  for (const r of pgRows) {
+    const added = direct ? `, added p50 ${signed(round(r.p50 - direct.p50))} ms` : '';
+    console.log(`  ${(r.label ?? r.id).padEnd(40)} ${fmt(r.rps, 0).padStart(6)} req/s = ${fmt((r.rps / sqlite.rps) * 100, 0)}% of SQLite's ${fmt(sqlite.rps, 0)}${added}`);
+  }
 }
 
 function signed(x) {

@@ -7,7 +7,9 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { round } from './numbers.mjs';
 import { parseOptions } from './options.mjs';
+import { join } from 'node:path';
 import { createBenchSchema } from './postgres.mjs';
+import { createSpreadKeys } from './spread-keys.mjs';
 import { installCleanup, makeTempDir, removeTempDir, startGateway, startMock, startPortkey, stopAll, wasInterrupted } from './processes.mjs';
 import { memoryMb } from './proc-stats.mjs';
 import { addedLatency, billingCheck, printReport, saveReport, summarise } from './report.mjs';
@@ -23,9 +25,12 @@ async function main() {
 
   const mock = await startMock();
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, pgSchema?.url, { limits: options.limits, redisUrl: options.redisUrl });
+  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl };
+  // SQLite, one process: the reference every PostgreSQL row is compared with.
+  const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, undefined, gatewayOptions);
+  const pg = pgSchema ? await startPostgresGateways(tempDir, mock.url, pgSchema.url, gatewayOptions) : undefined;
   const portkey = options.portkeyDir ? await startPortkey(options.portkeyDir) : undefined;
-  const procs = { mock, tollgate, portkey };
+  const procs = { mock, tollgate, portkey, pg };
   const scenarios = buildScenarios(procs, options);
   if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
 
@@ -39,9 +44,11 @@ async function main() {
   }
 
   const memory = {};
-  for (const p of [tollgate, portkey].filter(Boolean)) memory[p.name] = memoryMb(p.child.pid);
+  for (const p of [tollgate, portkey, ...(pg?.gateways ?? [])].filter(Boolean)) memory[p.name] = memoryMb(p.child.pid);
   await stopAll();
-  const billing = results.some((r) => r.via === 'tollgate') ? await billingCheck(tollgate.database, results) : undefined;
+  const billing = {};
+  if (results.some((r) => r.via === 'tollgate')) billing.sqlite = await billingCheck(tollgate.database, results);
+  if (pg) billing.postgres = await billingCheck(pgSchema.url, results, (via) => via.startsWith('tollgate-pg'));
   await pgSchema?.drop();
   const summary = summarise(results, scenarios);
   const report = { startedAt, machine, options, summary, added: addedLatency(summary), memory, billing, results };
@@ -50,6 +57,15 @@ async function main() {
   if (options.cpuProfDir) console.log(`cpu profile: ${options.cpuProfDir} (summarise with: node bench/profile-summary.mjs ${options.cpuProfDir})`);
   removeTempDir();
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+/** Three gateways on one PostgreSQL schema (the first one's key is the hot key), and 100 more keys. */
+async function startPostgresGateways(tempDir, mockUrl, database, gatewayOptions) {
+  const gateways = [];
+  // One at a time: each migrates (a no-op after the first) and creates a key through the CLI.
+  for (let i = 1; i <= 3; i++) gateways.push(await startGateway(join(tempDir, `pg-${i}`), mockUrl, undefined, database, { ...gatewayOptions, name: `tollgate-pg-${i}` }));
+  const spreadKeys = await createSpreadKeys(database, 100);
+  return { gateways, spreadKeys };
 }
 
 main().catch(async (err) => {

@@ -34,22 +34,50 @@ export function buildScenarios(procs, opts) {
       scenarios.push({ id: `${route.via}-${kind}`, kind, ...route, path: '/chat/completions', body: chat(route.model, kind === 'stream'), stream: kind === 'stream' });
     }
   }
+  if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
   if (opts.embeddings) {
     for (const route of [direct, viaTollgate]) scenarios.push({ id: `${route.via}-embed`, kind: 'embed', ...route, path: '/embeddings', body: embed(route.embedModel), stream: false });
   }
   return opts.only ? scenarios.filter((s) => opts.only.includes(s.id)) : scenarios;
 }
 
+/**
+ * --postgres: the ledger on PostgreSQL beside the SQLite figures — one gateway on the hot key, one on 100
+ * keys, and three gateways on one database sharing the hot key's load (their CPU summed).
+ */
+function postgresScenarios(pg, body) {
+  const [first, ...others] = pg.gateways;
+  const base = { kind: 'chat', path: '/chat/completions', body, stream: false, model: 'gpt-bench' };
+  const hot = [`authorization: Bearer ${first.key}`];
+  return [
+    { id: 'pg-chat', label: 'chat, PostgreSQL, 1 gateway, hot key', via: 'tollgate-pg', subject: first, url: first.url, headers: hot, ...base },
+    { id: 'pg-chat-100-keys', label: 'chat, PostgreSQL, 1 gateway, 100 keys', via: 'tollgate-pg-keys', subject: first, url: first.url, headers: [], bearerRotate: pg.spreadKeys, ...base },
+    {
+      id: 'pg3-chat',
+      label: `chat, PostgreSQL, ${pg.gateways.length} gateways, hot key`,
+      via: 'tollgate-pg3',
+      subject: first,
+      group: [first, ...others].map((g) => g.name),
+      urls: pg.gateways.map((g) => g.url),
+      headers: hot,
+      ...base,
+    },
+  ];
+}
+
 function loadArgs(scenario, opts) {
-  const args = ['--url', scenario.url + scenario.path, '--body', scenario.body, '--connections', String(opts.connections), '--warmup', String(opts.warmup), '--warmup-requests', String(opts.warmupRequests), '--duration', String(opts.duration)];
+  const urls = (scenario.urls ?? [scenario.url]).flatMap((url) => ['--url', url + scenario.path]);
+  const args = [...urls, '--body', scenario.body, '--connections', String(opts.connections), '--warmup', String(opts.warmup), '--warmup-requests', String(opts.warmupRequests), '--duration', String(opts.duration)];
   for (const header of scenario.headers) args.push('--header', header);
   if (scenario.stream) args.push('--stream');
+  if (scenario.bearerRotate) args.push('--bearer-rotate', scenario.bearerRotate.join(','));
   if (opts.requests !== undefined) args.push('--requests', String(opts.requests));
   return args;
 }
 
 export async function runScenario(scenario, procs, opts, round) {
-  const pids = Object.fromEntries(Object.values(procs).filter(Boolean).map((p) => [p.name, p.child.pid]));
+  const all = [procs.mock, procs.tollgate, procs.portkey, ...(procs.pg?.gateways ?? [])].filter(Boolean);
+  const pids = Object.fromEntries(all.map((p) => [p.name, p.child.pid]));
   const child = track('load', spawn(process.execPath, [LOAD, ...loadArgs(scenario, opts)], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
@@ -67,9 +95,15 @@ export async function runScenario(scenario, procs, opts, round) {
   const code = await exited;
   if (code !== 0 || !result || !start || !end) throw new Error(`load generator failed for ${scenario.id} (exit ${code}):\n${stderr}`);
   const cpu = cpuOverWindow(start, end, result.completed.measure);
+  if (scenario.group) {
+    // Several gateways served the load: the subject's figures are their sum.
+    cpu.perRequest[scenario.subject.name] = sumOf(scenario.group.map((name) => cpu.perRequest[name]));
+    cpu.cores[scenario.subject.name] = sumOf(scenario.group.map((name) => cpu.cores[name]));
+  }
   delete result.event;
   return {
     id: scenario.id,
+    label: scenario.label,
     kind: scenario.kind,
     via: scenario.via,
     subject: scenario.subject.name,
@@ -81,4 +115,8 @@ export async function runScenario(scenario, procs, opts, round) {
     mainThread: cpu.mainThread,
     otherCores: cpu.otherCores,
   };
+}
+
+function sumOf(values) {
+  return Math.round(values.reduce((a, b) => a + (b ?? 0), 0) * 10_000) / 10_000;
 }

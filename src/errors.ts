@@ -14,6 +14,12 @@ export const ERROR_REGISTRY = {
     type: 'invalid_request_error',
     message: 'Invalid API key. Send a valid Tollgate key as "Authorization: Bearer tg-...".',
   },
+  // The admin API's 401 (product.md §9): one body for a missing, malformed or wrong admin token.
+  invalid_admin_token: {
+    status: 401,
+    type: 'invalid_request_error',
+    message: 'Invalid admin token. Send the configured admin.token as "Authorization: Bearer <token>".',
+  },
   insufficient_balance: {
     status: 402,
     type: 'insufficient_quota',
@@ -57,6 +63,11 @@ export const ERROR_REGISTRY = {
     message: 'POST bodies must be sent with Content-Type: application/json.',
   },
   headers_too_large: { status: 431, type: 'invalid_request_error', message: 'The request headers are too large.' },
+  invalid_metrics_token: {
+    status: 401,
+    type: 'invalid_request_error',
+    message: 'GET /metrics needs the configured metrics.token as "Authorization: Bearer ...".',
+  },
   rate_limited: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached for this key.' },
   upstream_rate_limited: { status: 429, type: 'rate_limit_error', message: 'The upstream provider is rate limiting.' },
   // Upstream 400/404/413/422 keep their status (set per error); the message is the upstream's.

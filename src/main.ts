@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HoldSweeper } from './billing/hold-sweeper.js';
 import { Ledger } from './billing/ledger.js';
-import type { Config } from './config/types.js';
+import type { Config, ProviderConfig } from './config/types.js';
 import { buildServer } from './http/server.js';
 import type { Logger } from './log.js';
 import { openDatabase } from './open-database.js';
@@ -13,6 +13,7 @@ import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
+import { GatewayMetrics } from './telemetry/metrics.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -27,6 +28,8 @@ export interface StartOptions {
   readonly host?: string;
   readonly port?: number;
   readonly log: Logger;
+  /** One of `serve --workers` processes: the primary announces the gateway once all of them listen. */
+  readonly worker?: boolean;
 }
 
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
@@ -34,24 +37,35 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
   const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
   const transport = new UpstreamTransport();
-  const ledger = new Ledger(store.ledger, config.billing, config.limits, log);
+  const health = new UpstreamHealth();
+  const sources = {
+    activeHolds: () => store.probe.activeHolds(),
+    isCooling: (provider: ProviderConfig, upstreamModel: string) => health.isCooling({ provider, upstreamModel }),
+  };
+  const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
+  const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
+  // Loaded only when configured, like the Redis rate limiter.
+  const cooldowns = config.redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log) : undefined;
   let closing = false;
   const server = buildServer({
     config,
     ledger,
     transport,
     log,
-    health: new UpstreamHealth(),
+    health,
     drains,
     limiter,
     keys: store.keys,
     idempotency: store.idempotency,
+    store,
     inFlight,
     isClosing: () => closing,
+    metrics,
+    probe: store.probe,
   });
   const host = options.host ?? config.server.host;
   try {
@@ -59,6 +73,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   } catch (error) {
     await transport.close();
     await limiter.close();
+    await cooldowns?.close();
     await store.close();
     throw listenError(host, options.port ?? config.server.port, error);
   }
@@ -67,7 +82,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
   for (const warning of config.warnings) log.warn(warning);
-  log.info({ url, models: config.models.size, providers: config.providers.size }, 'tollgate listening');
+  log.info({ url, models: config.models.size, providers: config.providers.size }, options.worker ? 'worker listening' : 'tollgate listening');
 
   let closed: Promise<void> | undefined;
   // SIGTERM: refuse new work (503 on open connections; the listener closes), give in-flight requests
@@ -89,6 +104,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await sweeper.stop();
       await transport.close();
       await limiter.close();
+      await cooldowns?.close();
       await store.close();
     }
   }

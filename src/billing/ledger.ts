@@ -18,20 +18,32 @@ export class Ledger {
     private readonly billing: BillingConfig,
     private readonly limits: LimitsConfig,
     private readonly log: Logger,
+    /** Told how long each ledger write took, in seconds (the metrics' histogram). */
+    private readonly observeWrite: (seconds: number) => void = () => {},
   ) {}
+
+  /** Runs one store write, timing it whether it succeeds or fails. */
+  private async timed<T>(write: () => Promise<T>): Promise<T> {
+    const startedAt = performance.now();
+    try {
+      return await write();
+    } finally {
+      this.observeWrite((performance.now() - startedAt) / 1000);
+    }
+  }
 
   /** Atomic admission against the key's balance and budget (a refusal says which). */
   async hold(key: KeyRecord, requestId: string, amount: Nano): Promise<Admission> {
     const now = Date.now();
     try {
-      return await this.store.placeHold({
+      return await this.timed(() => this.store.placeHold({
         requestId,
         keyId: key.id,
         amount,
         now,
         expiresAt: now + this.billing.holdTtlSeconds * 1000,
         budget: budgetWindowOf(key, this.limits, now),
-      });
+      }));
     } catch (error) {
       this.log.error({ err: error, requestId }, 'ledger: cannot place hold');
       throw new GatewayError('ledger_unavailable', { headers: { 'retry-after': '1' }, cause: error });
@@ -70,7 +82,7 @@ export class Ledger {
   private async persist<T>(write: () => Promise<T>): Promise<T | 'failed'> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await write();
+        return await this.timed(write);
       } catch (error) {
         if (attempt >= SETTLE_RETRY_DELAYS_MS.length) {
           this.log.error({ err: error }, 'ledger: write failed');
@@ -109,7 +121,7 @@ export class Ledger {
     const now = Date.now();
     try {
       const budget = budgetWindowOf(key, this.limits, now);
-      const result = await this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now, budget });
+      const result = await this.timed(() => this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now, budget }));
       if (result.outcome === 'readmitted') this.log.warn({ requestId }, 'ledger: the hold had expired while its request ran; admitted again');
       if (result.outcome === 'refused') this.log.warn({ requestId, reason: result.refusal.reason }, 'ledger: the hold had expired and the key no longer covers it');
       return result;

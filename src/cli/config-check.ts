@@ -30,6 +30,8 @@ function summary(config: Config): Record<string, unknown> {
       context_window: m.contextWindow ?? null,
       max_output_tokens: m.maxOutputTokens ?? null,
     })),
+    // Whether /admin/v1 is served; the token itself is never printed.
+    admin_api: config.admin.token === undefined ? 'off' : 'on',
     warnings: config.warnings,
   };
 }
@@ -61,6 +63,7 @@ export function registerConfigCommands(program: Command): void {
           m.displayPrice.cached_input === undefined ? '-' : String(m.displayPrice.cached_input),
         ]),
       );
+      process.stdout.write(`\nadmin API (/admin/v1): ${String(resolved.admin_api)}\n`);
       for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
     });
 }

@@ -3,12 +3,16 @@
 import type { Command } from 'commander';
 import { usdAmount } from '../operations/amount-input.js';
 import { keyObject } from '../operations/key-object.js';
-import { issueKey, requireKey, revokeKey, setKeyLimits, setKeyModels, topUpKey } from '../operations/keys.js';
+import { adjustKey, topUpKey } from '../operations/key-money.js';
+import { issueKey, requireKey, revokeKey, rotateKey, setKeyLimits, setKeyModels } from '../operations/keys.js';
+import { walkKeys } from '../operations/list-keys.js';
+import { usageJson, usagePage } from '../operations/usage.js';
 import type { LimitsInput } from '../operations/limits-input.js';
+import { usdToNano } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import type { KeyRecord } from '../storage/types.js';
 import { CliError, withStore } from './context.js';
-import { limitsText, modelsText, printJson, printTable, usageJson, usd } from './format.js';
+import { limitsText, modelsText, printJson, printTable, usd } from './format.js';
 
 const RECENT_USAGE_ROWS = 20;
 
@@ -35,6 +39,9 @@ function limitsInput(flags: LimitFlags): LimitsInput {
     clamp_max_tokens: flags.clampMaxTokens,
   };
 }
+
+/** A key object's USD figure in the table's exact form ($1.5, never 1e-7). */
+const cash = (value: unknown): string => usd(usdToNano(value as number) ?? 0);
 
 function modelList(list: string): string[] {
   return list
@@ -111,21 +118,22 @@ export function registerKeyCommands(program: Command): void {
     .option('--json', 'print a JSON array')
     .action(async (opts: { json?: boolean }, command: Command) => {
       await withStore(command, async (store, config) => {
-        const all = await store.keys.list();
-        const now = Date.now();
-        if (opts.json) return printJson(all.map((k) => keyObject(k, config, now)));
+        const all: Record<string, unknown>[] = [];
+        for await (const key of walkKeys(store, config)) all.push(key);
+        if (opts.json) return printJson(all);
+        const now = new Date().toISOString();
         printTable(
           ['ID', 'NAME', 'PREFIX', 'BALANCE', 'HELD', 'AVAILABLE', 'MODELS', 'LIMITS', 'STATUS'],
           all.map((k) => [
-            k.id,
-            k.name,
-            `${k.prefix}...`,
-            usd(k.balance),
-            usd(k.held),
-            usd(k.balance - k.held),
-            modelsText(k.allowedModels),
-            limitsText(keyObject(k, config, now)),
-            k.expiresAt !== null && k.expiresAt <= now ? 'expired' : k.status,
+            String(k.id),
+            String(k.name),
+            `${String(k.prefix)}...`,
+            cash(k.balance),
+            cash(k.held),
+            cash(k.available),
+            k.allowed_models === '*' ? 'all models' : (k.allowed_models as string[]).join(',') || '(none)',
+            limitsText(k),
+            k.expires_at !== null && (k.expires_at as string) <= now ? 'expired' : String(k.status),
           ]),
         );
       });
@@ -138,7 +146,7 @@ export function registerKeyCommands(program: Command): void {
     .action(async (id: string, opts: { json?: boolean }, command: Command) => {
       await withStore(command, async (store, config) => {
         const key = await requireKey(store, id);
-        const recent = await store.usage.list({ keyId: id, limit: RECENT_USAGE_ROWS });
+        const recent = (await usagePage(store, { key_id: id, limit: RECENT_USAGE_ROWS })).data.reverse();
         if (opts.json) return printJson({ ...keyObject(key, config), recent_usage: recent.map(usageJson) });
         printKey(key, config);
         process.stdout.write(`\nRecent usage (${recent.length}):\n`);
@@ -152,13 +160,39 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('topup <id> <usd>')
     .description('add credit (a ledger entry) and print the new balance')
+    .option('--note <text>', 'kept on the ledger entry (e.g. an invoice number)')
     .option('--json', 'print one JSON object')
-    .action(async (id: string, amountText: string, opts: { json?: boolean }, command: Command) => {
-      const amount = usdAmount('the top-up amount', amountText, { allowZero: false });
+    .action(async (id: string, amountText: string, opts: { note?: string; json?: boolean }, command: Command) => {
       await withStore(command, async (store, config) => {
-        const key = await topUpKey(store, id, amount);
+        const before = await requireKey(store, id);
+        const key = await topUpKey(store, id, amountText, opts.note);
         if (opts.json) return printJson(keyObject(key, config));
-        process.stdout.write(`Topped up ${key.id} by ${usd(amount)}: balance ${usd(key.balance)}, available ${usd(key.balance - key.held)}.\n`);
+        process.stdout.write(`Topped up ${key.id} by ${usd(key.balance - before.balance)}: balance ${usd(key.balance)}, available ${usd(key.balance - key.held)}.\n`);
+      });
+    });
+
+  keys
+    .command('adjust <id> <usd>')
+    .description('a correction of either sign (an adjust ledger entry); never below zero available')
+    .requiredOption('--reason <text>', 'why (kept on the ledger entry)')
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, amountText: string, opts: { reason: string; json?: boolean }, command: Command) => {
+      await withStore(command, async (store, config) => {
+        const key = await adjustKey(store, id, amountText, opts.reason);
+        if (opts.json) return printJson(keyObject(key, config));
+        process.stdout.write(`Adjusted ${key.id} by ${amountText} USD: balance ${usd(key.balance)}, available ${usd(key.balance - key.held)}.\n`);
+      });
+    });
+
+  keys
+    .command('rotate <id>')
+    .description('a new secret for the same key (printed once); the old secret stops working at once')
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, opts: { json?: boolean }, command: Command) => {
+      await withStore(command, async (store, config) => {
+        const { key, secret } = await rotateKey(store, id);
+        if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
+        process.stdout.write(`New secret for ${key.id} (${key.name}); the old one no longer works.\nSecret (shown only now; store it safely):\n${secret}\n`);
       });
     });
 

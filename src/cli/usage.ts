@@ -1,23 +1,33 @@
-// `tollgate usage`: per-request usage rows, failed requests included (cost 0).
+// `tollgate usage`: per-request usage rows, failed requests included (cost 0) — the admin API's usage
+// listing (operations/usage.ts), shown oldest first.
 import type { Command } from 'commander';
+import { usageJson, walkUsage } from '../operations/usage.js';
+import type { UsageRecord } from '../storage/types.js';
 import { CliError, withStore } from './context.js';
-import { printJson, printTable, usageJson, usd } from './format.js';
+import { printJson, printTable, usd } from './format.js';
 
 export function registerUsageCommand(program: Command): void {
   program
     .command('usage')
     .description('per-request usage rows, oldest first')
     .option('--key <id>', 'only this key')
+    .option('--model <id>', 'only this model')
     .option('--since <iso>', 'only rows at or after this time (ISO 8601)')
+    .option('--until <iso>', 'only rows before this time (ISO 8601)')
     .option('--limit <n>', 'at most the newest N rows', '1000')
     .option('--json', 'print a JSON array')
-    .action(async (opts: { key?: string; since?: string; limit: string; json?: boolean }, command: Command) => {
-      const since = opts.since === undefined ? undefined : Date.parse(opts.since);
-      if (since !== undefined && Number.isNaN(since)) throw new CliError(`--since must be an ISO 8601 time, got "${opts.since}"`);
+    .action(async (opts: { key?: string; model?: string; since?: string; until?: string; limit: string; json?: boolean }, command: Command) => {
       const limit = Number(opts.limit);
       if (!Number.isSafeInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer, got "${opts.limit}"`);
       await withStore(command, async (store) => {
-        const rows = await store.usage.list({ ...(opts.key ? { keyId: opts.key } : {}), ...(since !== undefined ? { since } : {}), limit });
+        const filter = { key_id: opts.key, model: opts.model, since: opts.since, until: opts.until };
+        // Newest first from the store, a page at a time; the newest `limit` are printed oldest first.
+        const rows: UsageRecord[] = [];
+        for await (const row of walkUsage(store, filter, Math.min(limit, 1000))) {
+          rows.push(row);
+          if (rows.length === limit) break;
+        }
+        rows.reverse();
         if (opts.json) return printJson(rows.map(usageJson));
         printTable(
           ['TIME', 'KEY', 'MODEL', 'UPSTREAM', 'STATUS', 'IN', 'CACHED', 'CACHE-WRITE', 'OUT', 'REASONING', 'COST', 'SOURCE'],

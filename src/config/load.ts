@@ -167,6 +167,9 @@ function normaliseDatabase(url: string, configDir: string, problems: string[]): 
   return url;
 }
 
+/** The shortest admin token accepted: a guessable token would hand out money. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
 function normalise(raw: RawConfig, path: string): Config {
   const problems: string[] = [];
   const warnings: string[] = [];
@@ -183,6 +186,11 @@ function normalise(raw: RawConfig, path: string): Config {
   }
   const budget = raw.limits.budget === null ? null : usdToNano(raw.limits.budget);
   if (budget === undefined) problems.push('limits.budget: must be a USD amount with at most 9 decimal places');
+  // Empty counts as unset, so `${TOLLGATE_ADMIN_TOKEN:-}` leaves the admin API off when the variable is.
+  const adminToken = raw.admin.token === undefined || raw.admin.token === '' ? undefined : raw.admin.token;
+  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push(`admin.token: must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it has ${adminToken.length}); e.g. openssl rand -hex 32`);
+  }
   if (problems.length > 0) throw new ConfigError(path, problems);
   return Object.freeze({
     path,
@@ -196,6 +204,7 @@ function normalise(raw: RawConfig, path: string): Config {
       requestTimeoutMs: raw.server.request_timeout_ms,
       keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
       writeStallMs: raw.server.write_stall_ms,
+      corsOrigins: raw.server.cors_origins,
     },
     database,
     providers,
@@ -214,7 +223,10 @@ function normalise(raw: RawConfig, path: string): Config {
       budget: budget ?? null,
       budgetPeriod: raw.limits.budget_period,
     },
+    admin: { token: adminToken },
     redis: raw.redis,
+    metrics: { token: raw.metrics.token },
+    log: { level: raw.log.level, format: raw.log.format, bodies: raw.log.bodies },
     warnings,
     loadedAt: Math.floor(Date.now() / 1000),
   });

@@ -1,5 +1,6 @@
 // The shape of tollgate.yaml (product.md §3), with its defaults. Unknown keys are errors everywhere.
 import { z } from 'zod';
+import { LOG_LEVELS } from '../log.js';
 
 /** Numbers may arrive as strings after ${VAR} substitution ("port: ${PORT:-8080}"). */
 function numeric<T extends z.ZodType>(schema: T) {
@@ -12,6 +13,11 @@ const nonNegativeNumber = numeric(z.number().nonnegative());
 /** A price stays as written (number or decimal string); billing/money parses it exactly. */
 const price = z.union([z.number().nonnegative(), z.string().regex(/^\s*\d*\.?\d+(e-?\d+)?\s*$/i, 'expected a decimal number')]);
 
+/** A browser origin exactly as it sends it: scheme, host and an optional port; no path, no wildcard. */
+const corsOrigin = z
+  .string()
+  .regex(/^https?:\/\/[^/\s*?#]+$/, 'expected an origin such as https://app.example.com (scheme and host, no path or trailing slash)');
+
 const serverSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
@@ -23,6 +29,7 @@ const serverSchema = z
     request_timeout_ms: positiveInt.default(300_000),
     keep_alive_timeout_ms: positiveInt.default(72_000),
     write_stall_ms: positiveInt.default(30_000),
+    cors_origins: z.array(corsOrigin).default([]),
   })
   .prefault({});
 
@@ -126,7 +133,23 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   limits: limitsSchema,
+  // The admin API's bearer token (product.md §9); absent or empty: /admin answers 404. Its length is
+  // checked in load.ts, so the error names the key without echoing the value.
+  admin: z.strictObject({ token: z.string().optional() }).prefault({}),
   redis: z.url({ protocol: /^rediss?$/ }).optional(),
+  metrics: z
+    .strictObject({
+      // Empty (an unset ${TOLLGATE_METRICS_TOKEN:-}) means no token.
+      token: z.preprocess((value) => (value === '' ? undefined : value), z.string().min(16, 'must be at least 16 characters').optional()),
+    })
+    .prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(LOG_LEVELS).optional(),
+      format: z.enum(['json', 'pretty']).optional(),
+      bodies: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 
 export type RawConfig = z.output<typeof configSchema>;

@@ -17,6 +17,21 @@ export interface ServerConfig {
   readonly keepAliveTimeoutMs: number;
   /** How long a stream write may wait for a client that does not read before the stream is ended. */
   readonly writeStallMs: number;
+  /** Browser origins allowed to call /v1 (CORS); empty: none. */
+  readonly corsOrigins: readonly string[];
+}
+
+/** `metrics:` — GET /metrics; with a token, scrapes must send it as a Bearer token. */
+export interface MetricsConfig {
+  readonly token: string | undefined;
+}
+
+/** `log:` — level and format (undefined: from the environment and the terminal), request bodies. */
+export interface LogConfig {
+  readonly level: string | undefined;
+  readonly format: 'json' | 'pretty' | undefined;
+  /** Log each request's body (prompts) and a non-stream chat answer; off by default. */
+  readonly bodies: boolean;
 }
 
 export interface TimeoutsConfig {
@@ -97,6 +112,11 @@ export interface LimitsConfig {
   readonly budgetPeriod: BudgetPeriod;
 }
 
+export interface AdminConfig {
+  /** The admin API's bearer token (at least 32 characters); undefined: the admin API is off (404). */
+  readonly token: string | undefined;
+}
+
 export interface Config {
   /** Absolute path of the file this was read from. */
   readonly path: string;
@@ -107,8 +127,12 @@ export interface Config {
   readonly models: ReadonlyMap<string, ModelConfig>;
   readonly billing: BillingConfig;
   readonly limits: LimitsConfig;
-  /** `redis:` — rate-limit counters shared by every gateway; undefined: in-process counters. */
+  /** `admin:` — the admin API (product.md §9). */
+  readonly admin: AdminConfig;
+  /** `redis:` — rate-limit counters and cool-downs shared by every gateway; undefined: kept per process. */
   readonly redis: string | undefined;
+  readonly metrics: MetricsConfig;
+  readonly log: LogConfig;
   /** Problems that do not stop the gateway (e.g. a provider without an API key). */
   readonly warnings: readonly string[];
   /** When the config was loaded (unix seconds): the `created` of every model entry. */

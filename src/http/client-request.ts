@@ -17,5 +17,6 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): C
     setHeader: (name, value) => void reply.header(name, value),
     dryRun: request.headers['x-tollgate-dry-run'] === '1',
     clamp: request.headers['x-tollgate-max-tokens'] === 'clamp' || request.apiKey!.clampMaxTokens,
+    trace: request.trace,
   };
 }

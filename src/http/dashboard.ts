@@ -43,12 +43,19 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
   app.get('/dashboard/config.json', async function dashboardConfig(_request, reply) {
     return reply.headers(SECURITY_HEADERS).type('application/json').send(config);
   });
+  app.get('/dashboard/', async function dashboardPage(_request, reply) {
+    return reply.sendFile('index.html');
+  });
   await app.register(fastifyStatic, {
     root: ROOT,
     prefix: '/dashboard/',
-    index: 'index.html',
+    // The page itself is served by the route below: @fastify/static answers a directory URL with 404
+    // when the browser accepts a pre-compressed form (preCompressed and index together).
+    index: false,
     wildcard: false,
     cacheControl: false,
+    // npm run build writes .br and .gz beside each file: the smallest the browser accepts is sent.
+    preCompressed: true,
     setHeaders(res) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.header(name, value);
     },

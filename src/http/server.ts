@@ -4,17 +4,24 @@ import { GatewayError } from '../errors.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
-import type { IdempotencyStore, KeyRecord, KeyStore } from '../storage/types.js';
+import type { UpstreamHealth } from '../routing/upstream-health.js';
+import type { IdempotencyStore, KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
+import type { GatewayMetrics } from '../telemetry/metrics.js';
 import { authenticate } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
+import { registerCors } from './cors.js';
 import { registerDashboard } from './dashboard.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { sendError, toResponseError } from './render-error.js';
+import { registerRequestEnd } from './request-end.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
+import { registerAdminApi } from './routes/admin/index.js';
 import { registerKeyRoute } from './routes/key.js';
+import { registerKeyUsageRoutes } from './routes/key-usage.js';
 import { registerModelRoutes } from './routes/models.js';
+import { registerOpsRoutes } from './routes/ops.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,10 +33,16 @@ export interface ServerDeps extends PipelineDeps {
   readonly keys: KeyStore;
   /** Idempotency-Key records (chat and embeddings). */
   readonly idempotency: IdempotencyStore;
+  /** The whole store: the admin API and the key holder's usage read it. */
+  readonly store: Store;
+  readonly health: UpstreamHealth;
   /** Chat and embedding requests still being served (shutdown waits for them to settle). */
   readonly inFlight: InFlightRequests;
   /** True once shutdown began: new requests get 503. */
   readonly isClosing: () => boolean;
+  readonly metrics: GatewayMetrics;
+  /** The database probes behind /ready. */
+  readonly probe: StoreProbe;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -64,6 +77,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
+  registerRequestEnd(app, deps.config, deps.metrics, deps.log);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {
     reply.header('x-request-id', request.id);
@@ -72,19 +86,26 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
   app.setErrorHandler(async function renderError(error, request, reply) {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
-    return sendError(reply, toResponseError(error, deps.log, request.id));
+    const rendered = toResponseError(error, deps.log, request.id);
+    request.trace.errorCode = rendered.code;
+    return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {
+    request.trace.errorCode = 'not_found';
     return sendError(reply, new GatewayError('not_found', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }));
   });
 
   app.get('/health', async function health(_request, reply) {
     return reply.type('application/json').send('{"status":"ok"}');
   });
-  app.register(registerDashboard, { operator: false });
+  registerOpsRoutes(app, deps.config, deps.metrics, deps.probe, deps.isClosing);
+  app.register(registerDashboard, { operator: deps.config.admin.token !== undefined });
+  registerAdminApi(app, { store: deps.store, config: deps.config, health: deps.health, log: deps.log });
 
   app.register(
     async function v1(api) {
+      // Before the key check: a browser's preflight carries no key.
+      await registerCors(api, deps.config.server.corsOrigins);
       api.addHook('onRequest', async function requireKey(request) {
         request.apiKey = await authenticate(deps.keys, request.headers.authorization);
       });
@@ -101,6 +122,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       registerEmbeddingsRoute(api, deps);
       registerModelRoutes(api, deps.config);
       registerKeyRoute(api, deps.config);
+      registerKeyUsageRoutes(api, deps.store);
     },
     { prefix: '/v1' },
   );

@@ -43,5 +43,6 @@ export function keyObject(key: KeyRecord, config: Config, now = Date.now()): Rec
     clamp_max_tokens: key.clampMaxTokens,
     budget_used: budget ? nanoToUsd(budget.used) : null,
     budget_resets_at: budget ? new Date(budget.resetsAt).toISOString() : null,
+    metadata: key.metadata,
   };
 }

@@ -6,8 +6,9 @@ import type { Nano } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { generateKeyId, generateKeySecret, hashKeySecret, keyPrefix } from '../keys/secret.js';
-import type { AllowedModels, KeyRecord, Store } from '../storage/types.js';
+import type { AllowedModels, KeyChange, KeyRecord, Store } from '../storage/types.js';
 import { toLimitsPatch, type LimitsInput } from './limits-input.js';
+import { metadataOf } from './metadata-input.js';
 
 export interface IssueKeyInput {
   readonly name: string;
@@ -15,6 +16,17 @@ export interface IssueKeyInput {
   /** Model ids, or '*' (the default): every configured model. */
   readonly allowedModels?: readonly string[] | '*';
   readonly limits?: LimitsInput;
+  readonly metadata?: unknown;
+}
+
+/** A change to a key (PATCH): a field left out stays as it is. */
+export interface KeyUpdateInput {
+  readonly name?: string;
+  readonly allowedModels?: readonly string[] | '*';
+  /** rpm, tpm, ..., and expires_at: as in set-limits (null clears the key's own value). */
+  readonly limits?: LimitsInput;
+  /** Replaces the key's metadata. */
+  readonly metadata?: unknown;
 }
 
 export interface IssuedKey {
@@ -42,9 +54,19 @@ export function allowedModelsOf(models: readonly string[] | '*', config: Config)
   return [...new Set(models)];
 }
 
+const MAX_NAME_LENGTH = 200;
+
+function nameOf(name: string): string {
+  if (name.trim() === '' || name.length > MAX_NAME_LENGTH) {
+    throw new GatewayError('invalid_request', { param: 'name', message: `Invalid 'name': it must not be empty or longer than ${MAX_NAME_LENGTH} characters.` });
+  }
+  return name;
+}
+
 export async function issueKey(store: Store, config: Config, input: IssueKeyInput, now = Date.now()): Promise<IssuedKey> {
-  if (input.name.trim() === '') throw new GatewayError('invalid_request', { param: 'name', message: "Invalid 'name': it must not be empty." });
+  nameOf(input.name);
   const patch = toLimitsPatch(input.limits ?? {}, now);
+  const metadata = input.metadata === undefined ? undefined : metadataOf(input.metadata);
   const secret = generateKeySecret();
   const key = await store.keys.create({
     id: generateKeyId(),
@@ -64,12 +86,31 @@ export async function issueKey(store: Store, config: Config, input: IssueKeyInpu
     },
     expiresAt: patch.expiresAt ?? null,
   });
-  return { key, secret };
+  // Metadata is an admin API field; most keys have none, so it is not part of the insert.
+  return { key: metadata === undefined ? key : (await store.keys.update(key.id, { metadata }))!, secret };
 }
 
-export async function topUpKey(store: Store, id: string, amount: Nano, now = Date.now()): Promise<KeyRecord> {
+/** Changes the fields given (one statement: all or nothing), after checking every one of them. */
+export async function updateKey(store: Store, config: Config, id: string, input: KeyUpdateInput, now = Date.now()): Promise<KeyRecord> {
+  const change: KeyChange = {
+    ...(input.name !== undefined ? { name: nameOf(input.name) } : {}),
+    ...(input.allowedModels !== undefined ? { allowedModels: allowedModelsOf(input.allowedModels, config) } : {}),
+    ...(input.metadata !== undefined ? { metadata: metadataOf(input.metadata) } : {}),
+    ...toLimitsPatch(input.limits ?? {}, now),
+  };
   await requireKey(store, id);
-  return (await store.keys.topUp(id, amount, `topup_${randomUUID()}`, now))!;
+  return (await store.keys.update(id, change))!;
+}
+
+/** A new secret for the same key: the old one stops working at once; balance, limits and history stay. */
+export async function rotateKey(store: Store, id: string): Promise<IssuedKey> {
+  const current = await requireKey(store, id);
+  if (current.status !== 'active') {
+    throw new GatewayError('invalid_request', { message: `Key ${id} is revoked; a revoked key cannot be given a new secret.` });
+  }
+  const secret = generateKeySecret();
+  const key = (await store.keys.rotate(id, keyPrefix(secret), hashKeySecret(secret)))!;
+  return { key, secret };
 }
 
 export async function setKeyModels(store: Store, config: Config, id: string, models: readonly string[] | '*'): Promise<KeyRecord> {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Ledger } from '../billing/ledger.js';
 import type { Config } from '../config/types.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { RequestTrace } from '../telemetry/request-trace.js';
 import type { UpstreamRequest } from '../providers/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { KeyRecord } from '../storage/types.js';
@@ -31,6 +32,8 @@ export interface ClientRequest {
   readonly dryRun: boolean;
   /** `X-Tollgate-Max-Tokens: clamp`: lower an unaffordable max_tokens instead of refusing (or the key's clamp_max_tokens). */
   readonly clamp: boolean;
+  /** Where the pipeline leaves what telemetry and the access log report when the request ends. */
+  readonly trace: RequestTrace;
 }
 
 /** The client's SSE response, opened (status 200, headers) on the first write. */

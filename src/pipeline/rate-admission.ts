@@ -37,6 +37,9 @@ export async function admitRate(deps: PipelineDeps, client: ClientRequest, token
   if (!hasRateLimits(limits)) return NO_OP_TICKET;
   const admission = await deps.limiter.admit(client.key.id, client.requestId, limits, tokens);
   for (const [name, value] of Object.entries(rateLimitHeaders(admission.state))) client.setHeader(name, value);
-  if (!admission.admitted) throw rateLimitedError(admission);
+  if (!admission.admitted) {
+    client.trace.rateLimited = admission.limit;
+    throw rateLimitedError(admission);
+  }
   return admission.ticket;
 }

@@ -25,7 +25,6 @@ export interface Charge {
 
 export class RequestBill {
   private readonly attempts: Attempt[] = [];
-  private readonly openedAt = performance.now();
   private closed = false;
   /** While the request is in flight its hold is kept from expiring (a long stream, a slow first byte). */
   private readonly keepAlive: NodeJS.Timeout;
@@ -88,6 +87,7 @@ export class RequestBill {
       rate.cancel();
       throw refusalError(admission, sizing, client.key, deps.config.limits, Date.now());
     }
+    client.trace.billOpened(candidate.provider.id);
     return new RequestBill(deps, client, model, candidate, sizing, rate);
   }
 
@@ -137,7 +137,7 @@ export class RequestBill {
     await this.stopKeepAlive();
     const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status);
     await this.deps.ledger.release(this.client.requestId, record);
-    this.logOutcome(record);
+    this.client.trace.billClosed(record);
   }
 
   /**
@@ -192,32 +192,13 @@ export class RequestBill {
     const record = this.usageRecord(tokens, cost, source, status);
     const result = await this.deps.ledger.settle(this.client.key, this.client.requestId, cost, record);
     const charged = result !== 'failed' && result.outcome === 'late-capped' ? result.charged : cost;
-    this.logOutcome(charged === cost ? record : { ...record, cost: charged });
+    this.client.trace.billClosed(charged === cost ? record : { ...record, cost: charged });
     return charged;
   }
 
   private async stopKeepAlive(): Promise<void> {
     clearInterval(this.keepAlive);
     await this.renewing;
-  }
-
-  /** One access-log line per billed request: ids, tokens and money only — never prompts or output. */
-  private logOutcome(record: UsageRecord): void {
-    this.deps.log.info(
-      {
-        requestId: record.requestId,
-        keyId: record.keyId,
-        model: record.model,
-        provider: record.provider,
-        status: record.status,
-        inputTokens: record.inputTokens,
-        outputTokens: record.outputTokens,
-        cost: record.cost,
-        usageSource: record.usageSource,
-        ms: Math.round(performance.now() - this.openedAt),
-      },
-      'request',
-    );
   }
 
   private usageRecord(tokens: TokenUsage, cost: Nano, source: UsageSource, status: number): UsageRecord {

@@ -50,11 +50,33 @@ interface Health {
   readonly minutes: MinuteCount[];
 }
 
+/** Told of every cool-down this table starts or extends (to share it with other gateways). */
+export type CooldownListener = (providerId: string, upstreamModel: string, coolingUntil: number) => void;
+
 export class UpstreamHealth {
   /** provider id → upstream model → health (two levels: no key string is built per request). */
   private readonly byProvider = new Map<string, Map<string, Health>>();
+  private listener: CooldownListener | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  /** One listener (shared-cooldowns.ts) learns of each local cool-down. */
+  onCooldown(listener: CooldownListener | undefined): void {
+    this.listener = listener;
+  }
+
+  /**
+   * A cool-down another gateway started: this one skips the upstream until then too. It never shortens
+   * one, and it does not count as a local failure (the upstream's minute counts stay this gateway's own).
+   * True when it moved this gateway's cool-down.
+   */
+  applyCooldown(providerId: string, upstreamModel: string, coolingUntil: number): boolean {
+    const health = this.getById(providerId, upstreamModel);
+    if (coolingUntil <= health.coolingUntil) return false;
+    health.coolingUntil = coolingUntil;
+    health.consecutiveFailures = 0;
+    return true;
+  }
 
   isCooling(upstream: UpstreamRef): boolean {
     const health = this.find(upstream);
@@ -92,6 +114,7 @@ export class UpstreamHealth {
     if (!trips) return false;
     health.consecutiveFailures = 0;
     health.coolingUntil = Math.max(health.coolingUntil, now + Math.max(configuredMs, askedMs));
+    this.listener?.(upstream.provider.id, upstream.upstreamModel, health.coolingUntil);
     return !wasCooling;
   }
 
@@ -115,13 +138,17 @@ export class UpstreamHealth {
   }
 
   private get(upstream: UpstreamRef): Health {
-    let models = this.byProvider.get(upstream.provider.id);
-    if (!models) this.byProvider.set(upstream.provider.id, (models = new Map()));
-    let health = models.get(upstream.upstreamModel);
+    return this.getById(upstream.provider.id, upstream.upstreamModel);
+  }
+
+  private getById(providerId: string, upstreamModel: string): Health {
+    let models = this.byProvider.get(providerId);
+    if (!models) this.byProvider.set(providerId, (models = new Map()));
+    let health = models.get(upstreamModel);
     if (!health) {
       health = { consecutiveFailures: 0, coolingUntil: 0, lastError: undefined, minutes: [] };
       for (let i = 0; i < WINDOW_MINUTES; i++) health.minutes.push({ minute: -1, requests: 0, errors: 0 });
-      models.set(upstream.upstreamModel, health);
+      models.set(upstreamModel, health);
     }
     return health;
   }

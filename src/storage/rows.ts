@@ -1,7 +1,7 @@
 // Row shapes shared by every dialect: the same columns in SQLite and PostgreSQL (money and times as
 // integers; the allow-list and the attempts as JSON text), and their mapping to the storage records.
 import type { BudgetPeriod } from '../billing/budget-period.js';
-import type { AllowedModels, Attempt, BudgetWindow, KeyLimits, KeyRecord, LimitsPatch, Refusal, UsageRecord } from './types.js';
+import type { AllowedModels, Attempt, BudgetWindow, KeyLimits, KeyMetadata, KeyRecord, LimitsPatch, Refusal, UsageRecord } from './types.js';
 
 export interface KeyRow {
   id: string;
@@ -21,11 +21,19 @@ export interface KeyRow {
   expires_at: number | null;
   budget_spent: number;
   budget_period_start: number;
+  metadata: string;
   clamp_max_tokens: number;
 }
 
 export const KEY_COLUMNS =
-  'id, name, prefix, balance, held, spent, allowed_models, status, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at, budget_spent, budget_period_start, clamp_max_tokens';
+  'id, name, prefix, balance, held, spent, allowed_models, status, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at, budget_spent, budget_period_start, metadata, clamp_max_tokens';
+
+const NO_METADATA: KeyMetadata = Object.freeze({});
+
+/** Most keys carry none; only those that do pay for a parse. */
+function parseMetadata(text: string): KeyMetadata {
+  return text === '{}' ? NO_METADATA : (Object.freeze(JSON.parse(text)) as KeyMetadata);
+}
 
 /** The limits columns a LimitsPatch may set, by field. */
 const LIMIT_COLUMNS: Record<keyof LimitsPatch, string> = {
@@ -91,6 +99,7 @@ export function keyRecordOf(row: KeyRow): KeyRecord {
     budgetSpent: row.budget_spent,
     budgetPeriodStart: row.budget_period_start,
     clampMaxTokens: row.clamp_max_tokens === 1,
+    metadata: parseMetadata(row.metadata),
   };
 }
 

@@ -47,7 +47,11 @@ export interface KeyRecord {
   readonly budgetPeriodStart: number;
   /** A refused max_tokens is lowered to what the key can afford instead (product.md §13). */
   readonly clampMaxTokens: boolean;
+  /** The operator's own labels (the admin API's `metadata`): string values by name. */
+  readonly metadata: KeyMetadata;
 }
+
+export type KeyMetadata = Readonly<Record<string, string>>;
 
 export interface NewKey {
   readonly id: string;
@@ -68,6 +72,61 @@ export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & {
   readonly expiresAt?: number | null;
   readonly clampMaxTokens?: boolean;
 };
+
+/** A change to a key (the admin API's PATCH): a field that is absent stays as it is. */
+export type KeyChange = LimitsPatch & {
+  readonly name?: string;
+  readonly allowedModels?: AllowedModels;
+  /** Replaces the whole metadata object. */
+  readonly metadata?: KeyMetadata;
+};
+
+/** One page of keys, in creation order (created_at, id), after the cursor's key. */
+export interface KeyPageQuery {
+  readonly status?: KeyStatus;
+  /** Only keys whose name starts with this (case-sensitive). */
+  readonly namePrefix?: string;
+  readonly after?: { readonly createdAt: string; readonly id: string };
+  readonly limit: number;
+}
+
+/** Money an operator adds or takes away: a top-up (positive) or an adjustment (±), one ledger entry. */
+export interface Credit {
+  readonly keyId: string;
+  readonly kind: 'topup' | 'adjust';
+  readonly amount: Nano;
+  /** The entry's request id: a second credit with the same one is a duplicate and changes nothing. */
+  readonly requestId: string;
+  readonly note: string | null;
+  readonly now: number;
+}
+
+/**
+ * applied; duplicate: an entry with this request id exists (nothing changed); missing: no such key;
+ * overdraw: a negative amount would take the available balance (balance − held) below zero.
+ */
+export type CreditOutcome = 'applied' | 'duplicate' | 'missing' | 'overdraw';
+
+export type LedgerEntryKind = 'topup' | 'hold' | 'capture' | 'release' | 'adjust';
+
+export interface LedgerEntry {
+  /** Insertion order: the cursor of the ledger listing. */
+  readonly id: number;
+  readonly keyId: string;
+  readonly requestId: string;
+  readonly kind: LedgerEntryKind;
+  readonly amount: Nano;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+  readonly note: string | null;
+}
+
+/** One key's ledger entries, newest first, older than the cursor's entry. */
+export interface EntryPageQuery {
+  readonly keyId: string;
+  readonly beforeId?: number;
+  readonly limit: number;
+}
 
 export interface Attempt {
   readonly provider: string;
@@ -205,6 +264,16 @@ export interface KeyStore {
   setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined>;
   setLimits(id: string, patch: LimitsPatch): Promise<KeyRecord | undefined>;
   revoke(id: string, now: number): Promise<KeyRecord | undefined>;
+  /** Keys in creation order, filtered, after a cursor. */
+  page(query: KeyPageQuery): Promise<KeyRecord[]>;
+  /** Changes several fields at once (one statement); undefined when there is no such key. */
+  update(id: string, change: KeyChange): Promise<KeyRecord | undefined>;
+  /** A new secret for the same key (its balance, limits and history stay). */
+  rotate(id: string, prefix: string, secretHash: string): Promise<KeyRecord | undefined>;
+  /** A top-up or an adjustment: the balance and one ledger entry move together, once per request id. */
+  credit(credit: Credit): Promise<CreditOutcome>;
+  /** A key's ledger entries, newest first. */
+  entries(query: EntryPageQuery): Promise<LedgerEntry[]>;
 }
 
 export interface LedgerStore {
@@ -236,8 +305,47 @@ export interface UsageQuery {
   readonly limit: number;
 }
 
+/** Which usage rows: every field optional; times are epoch ms, since inclusive, until exclusive. */
+export interface UsageFilter {
+  readonly keyId?: string;
+  readonly model?: string;
+  readonly provider?: string;
+  readonly status?: number;
+  readonly since?: number;
+  readonly until?: number;
+}
+
+/** One page of usage rows, newest first (by insertion order), older than the cursor's row. */
+export interface UsagePageQuery extends UsageFilter {
+  readonly beforeSeq?: number;
+  readonly limit: number;
+}
+
+/** A usage row with its insertion sequence (the cursor). */
+export interface SequencedUsage {
+  readonly seq: number;
+  readonly record: UsageRecord;
+}
+
+export type UsageGrouping = 'key' | 'model' | 'provider' | 'day' | 'hour';
+
+/** The totals of one group: `group` is the key id, model or provider, or the period's start (epoch ms). */
+export interface UsageTotals {
+  readonly group: string | number;
+  readonly requests: number;
+  /** Rows whose status is 400 or above. */
+  readonly errors: number;
+  readonly inputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  readonly reasoningTokens: number;
+  readonly cost: Nano;
+}
+
 export interface UsageStore {
   list(query: UsageQuery): Promise<UsageRecord[]>;
+  page(query: UsagePageQuery): Promise<SequencedUsage[]>;
+  summarize(filter: UsageFilter, groupBy: UsageGrouping): Promise<UsageTotals[]>;
 }
 
 /** A recorded answer, replayed to a retry with the same Idempotency-Key. */
@@ -294,10 +402,19 @@ export interface StoreOptions {
   readonly maxConnections?: number;
 }
 
+/** What operators' probes ask the database: readiness, and the holds gauges of /metrics. */
+export interface StoreProbe {
+  /** Resolves when the database answers a trivial query; rejects otherwise. */
+  ping(): Promise<void>;
+  /** Holds open now (every gateway on this database) and the nano-dollars they hold. */
+  activeHolds(): Promise<{ readonly count: number; readonly amount: Nano }>;
+}
+
 export interface Store {
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
   readonly idempotency: IdempotencyStore;
+  readonly probe: StoreProbe;
   close(): Promise<void>;
 }

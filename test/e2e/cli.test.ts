@@ -24,6 +24,7 @@ const KEY_FIELDS = [
   'held',
   'id',
   'limits',
+  'metadata',
   'name',
   'prefix',
   'status',

@@ -1,11 +1,13 @@
 // The dashboard in a real headless Chromium, as a key holder uses it: sign in with a Tollgate key, see
-// the balance, held and available that GET /v1/key reports, and the models the key may call with their
-// prices. A wrong key gets a clear message; the operator view is absent when admin.token is unset.
+// the balance, held and available that GET /v1/key reports, its recent requests and spend chart adding up
+// to the same spend, and the models the key may call with their prices. A wrong key gets a clear message;
+// the operator view is absent when admin.token is unset.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { call, postChat, type Json } from '../support/e2e.js';
 import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
+import { usdToNano } from '../support/money.js';
 import { mockConfig, startGateway, stopGateway, type CreatedKey, type GatewayProcess } from '../support/gateway-process.js';
 import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
 
@@ -48,14 +50,42 @@ describe('dashboard: the key holder', { skip }, () => {
       assert.equal((await card.locator('.value').textContent())!.trim(), usdText(value), `${figure} reads as the exact amount`);
     }
     assert.ok(info.usage > 0 && info.balance < 3, 'the three calls were charged');
+
+    // Recent requests and the spend chart add up to what GET /v1/key says was spent.
+    const recent = page.locator('table.usage tbody tr');
+    assert.equal(await recent.count(), 3, 'the three calls, as recent requests');
+    let recentNano = 0;
+    for (const row of await recent.all()) recentNano += usdToNano(Number(await row.getAttribute('data-cost')));
+    assert.equal(recentNano, usdToNano(info.usage), 'their costs add up to the spend');
+    const chart = JSON.parse((await page.locator('[data-chart=spend]').getAttribute('data-values'))!) as number[][];
+    assert.equal(chart[0]!.reduce((n, v) => n + usdToNano(v), 0), usdToNano(info.usage), 'the spend chart adds up to the spend');
+    assert.equal(usdToNano(Number(await page.locator('[data-range-spend]').getAttribute('data-range-spend'))), usdToNano(info.usage));
+    assert.equal(await page.locator('[data-nav]').count(), 0, 'no operator pages for a key holder');
+    await page.selectOption('select[aria-label=Range]', 'hour');
+    // The daily chart stays until the hourly data arrive.
+    await page.waitForFunction("JSON.parse(document.querySelector('[data-chart=spend]').getAttribute('data-values'))[0].length === 24");
+    const hourly = JSON.parse((await page.locator('[data-chart=spend]').getAttribute('data-values'))!) as number[][];
+    assert.equal(hourly[0]!.length, 24, 'by hour: the last 24 hours');
+    assert.equal(hourly[0]!.reduce((n, v) => n + usdToNano(v), 0), usdToNano(info.usage));
+    await watched.shot('me-hourly');
+
     const models: Json[] = (await call(gw, 'GET', '/models', { key: key.key })).json.data;
     const rows = await page.locator('table.models tbody tr').allTextContents();
     assert.deepEqual(rows.length, models.length, 'one row per model the key may call');
     assert.ok(rows[0]!.startsWith('gpt-test') && !rows.some((r) => r.startsWith('gpt-locked')), 'only the allowed models');
+    // The key is revoked while the tab is open: the next load signs out and says why.
+    assert.equal((await gw.cli(['keys', 'revoke', key.id])).code, 0);
+    watched.expect(401, /\/v1\//);
+    await page.reload();
+    await page.getByRole('status').filter({ hasText: 'no longer accepted' }).waitFor();
+    assert.equal(await page.evaluate('sessionStorage.length'), 0, 'the revoked key is forgotten');
+    await watched.shot('signed-out');
     watched.assertClean();
   });
 
   test('a wrong key shows a clear message and signs nobody in', async () => {
+    assert.deepEqual((await call(gw, 'GET', '//dashboard/config.json')).json, { operator: false }, 'no admin.token: no operator view');
+    assert.equal((await call(gw, 'GET', '//admin/v1/keys', { key: 'x'.repeat(40) })).status, 404, 'and no admin API');
     const watched = await watchPage(browser, 'wrong-key');
     watched.expect(401, /\/v1\/key$/);
     const { page } = watched;

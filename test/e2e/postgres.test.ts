@@ -1,7 +1,7 @@
 // `database: postgres://...` end to end: real gateway processes and the real CLI on one PostgreSQL
-// database (a fresh schema), driven by the openai SDK. Two gateways share the database, as a deployment
-// behind a load balancer would: both bill the same key, admission still never overdraws it, either one's
-// CLI sees every usage row, and the survivor's sweeper releases the holds of a gateway killed with -9.
+// database (a fresh schema), driven by the openai SDK. Three gateways share the database, as a deployment
+// behind a load balancer would: all bill the same key, admission (group-committed by each) still never
+// overdraws it, any one's CLI sees every usage row, and the survivor's sweeper releases the holds of a gateway killed with -9.
 // Skipped with the reason when PostgreSQL is unreachable (a failure under CI=true; test/support/postgres.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -32,24 +32,29 @@ async function expectSettled(store: Store, keyId: string): Promise<{ balance: nu
   return audit.cached;
 }
 
-describe('PostgreSQL storage: two gateways on one database', { skip }, () => {
+describe('PostgreSQL storage: three gateways on one database', { skip }, () => {
   let mock: MockUpstream;
   let schema: PgSchema;
   let store: Store;
   let a: GatewayProcess;
   let b: GatewayProcess;
+  let c: GatewayProcess;
 
   before(async () => {
     mock = await startMockUpstream();
     schema = await freshPgSchema();
-    // Started together: both migrate the empty schema at once, which must apply each migration once.
-    [a, b] = await Promise.all([startGateway({ config: config(mock), database: schema.url }), startGateway({ config: config(mock), database: schema.url })]);
+    // Started together: all migrate the empty schema at once, which must apply each migration once.
+    [a, b, c] = await Promise.all([
+      startGateway({ config: config(mock), database: schema.url }),
+      startGateway({ config: config(mock), database: schema.url }),
+      startGateway({ config: config(mock), database: schema.url }),
+    ]);
     store = await openPostgresStore(schema.url, { maxConnections: 2 });
   });
 
   after(async () => {
     await mock?.close();
-    for (const gw of [a, b]) if (gw) await stopGateway(gw, 10_000);
+    for (const gw of [a, b, c]) if (gw) await stopGateway(gw, 10_000);
     await store?.close();
     await schema?.drop();
   });
@@ -87,21 +92,28 @@ describe('PostgreSQL storage: two gateways on one database', { skip }, () => {
     assert.deepEqual(rows.map((r) => r.usage_source), ['upstream', 'upstream']);
   });
 
-  test('500 concurrent streams over both gateways on a key that covers exactly 100 holds: exactly 100 admitted, conservation exact', { timeout: 90_000 }, async () => {
+  test('500 concurrent streams over three gateways (group commit) on a key that covers exactly 100 holds: exactly 100 admitted, conservation exact', { timeout: 90_000 }, async () => {
     const TOTAL = 500;
     const COVERED = 100;
     const USAGE = { prompt: 17, completion: 9 };
     const CHARGE = expectedCostNano(USAGE, TEST_PRICES);
     const body = { model: 'gpt-test', messages: [{ role: 'user' as const, content: 'Count to five.' }], max_tokens: 40, stream: true as const };
 
-    // The exact hold, from a 402 on an empty key.
+    // The exact hold, from a 402 on an empty key — asked of every gateway, which also warms each one's
+    // tokenizer: a cold one's first count can overrun its time budget and round the estimate up.
     const empty = await a.createKey({ name: 'probe', balance: '0' });
-    const probe = await sdk(a, empty.key).chat.completions.create(body).then(
-      () => assert.fail('an empty key was admitted'),
-      (error: unknown) => error,
+    const probed = await Promise.all(
+      [a, b, c].map(async (gw) => {
+        const probe = await sdk(gw, empty.key).chat.completions.create(body).then(
+          () => assert.fail('an empty key was admitted'),
+          (error: unknown) => error,
+        );
+        assert.ok(probe instanceof APIError && probe.status === 402);
+        return usdToNano((probe.error as { metadata: { hold: number } }).metadata.hold);
+      }),
     );
-    assert.ok(probe instanceof APIError && probe.status === 402);
-    const hold = usdToNano((probe.error as { metadata: { hold: number } }).metadata.hold);
+    const hold = probed[0]!;
+    assert.deepEqual(probed, [hold, hold, hold], 'every gateway sizes the same hold');
     assert.ok(CHARGE <= hold);
 
     const initial = COVERED * hold;
@@ -114,12 +126,12 @@ describe('PostgreSQL storage: two gateways on one database', { skip }, () => {
       return sseFromChunks(chatChunks({ content: 'one two three four five', usage: makeUsage(USAGE.prompt, USAGE.completion) }));
     });
 
-    const clients = [a, b].map((gw) => new OpenAI({ apiKey: key.key, baseURL: gw.baseURL, maxRetries: 0, timeout: 60_000 }));
+    const clients = [a, b, c].map((gw) => new OpenAI({ apiKey: key.key, baseURL: gw.baseURL, maxRetries: 0, timeout: 60_000 }));
     let refused = 0;
     let failed = 0;
     const outcomes = Array.from({ length: TOTAL }, async (_, i) => {
       try {
-        const stream = await clients[i % 2]!.chat.completions.create({ ...body, user: `req-${i}` });
+        const stream = await clients[i % 3]!.chat.completions.create({ ...body, user: `req-${i}` });
         let cost: number | undefined;
         for await (const chunk of stream) if (chunk.usage) cost = costOf(chunk.usage);
         return cost;
@@ -139,7 +151,7 @@ describe('PostgreSQL storage: two gateways on one database', { skip }, () => {
       }, 45_000, 10);
       assert.ok(arrived, `only ${mock.requests.length + refused + failed} of ${TOTAL} requests were admitted or refused`);
       assert.equal(failed, 0, 'no request fails other than with 402');
-      assert.equal(mock.requests.length, COVERED, 'exactly the 100 covered holds were admitted across both gateways');
+      assert.equal(mock.requests.length, COVERED, 'exactly the 100 covered holds were admitted across the three gateways');
       assert.equal(refused, TOTAL - COVERED);
       const atGate = await store.ledger.audit(key.id);
       assert.equal(atGate.activeHolds, COVERED);

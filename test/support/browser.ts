@@ -37,6 +37,10 @@ export interface WatchedPage {
   shot(name: string): Promise<string>;
   /** Asserts that nothing unexpected happened on the page. */
   assertClean(): void;
+  /** Every request the page made so far: its URL and headers (to prove no secret travels in a URL). */
+  requests(): ReadonlyArray<{ url: string; headers: Record<string, string> }>;
+  /** Bytes received so far (encoded bodies plus headers), for measuring the page weight. */
+  transferred(): Promise<number>;
 }
 
 export async function watchPage(browser: Browser, label: string): Promise<WatchedPage> {
@@ -44,8 +48,18 @@ export async function watchPage(browser: Browser, label: string): Promise<Watche
   mkdirSync(shots, { recursive: true });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
+  // A page that does not show what a test waits for fails in seconds, not in Playwright's 30.
+  page.setDefaultTimeout(10_000);
   const problems: string[] = [];
   const expected: Array<{ status: number; pattern: RegExp }> = [];
+  const seen: Array<{ url: string; headers: Record<string, string> }> = [];
+  const sizes: Array<Promise<number>> = [];
+  page.on('request', (request) => {
+    seen.push({ url: request.url(), headers: request.headers() });
+  });
+  page.on('requestfinished', (request) => {
+    sizes.push(request.sizes().then((s) => s.responseBodySize + s.responseHeadersSize, () => 0));
+  });
   const isExpected = (status: number, url: string) => expected.some((e) => e.status === status && e.pattern.test(url));
   let pendingExpectedConsole = 0;
   page.on('response', (response) => {
@@ -77,6 +91,10 @@ export async function watchPage(browser: Browser, label: string): Promise<Watche
       const path = join(shots, `${name}.png`);
       await page.screenshot({ path, fullPage: true });
       return path;
+    },
+    requests: () => [...seen],
+    async transferred() {
+      return (await Promise.all(sizes)).reduce((a, b) => a + b, 0);
     },
     assertClean() {
       assert.deepEqual(problems, [], `the page had problems (screenshots in ${shots})`);

@@ -68,6 +68,8 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   /** Everything the server wrote to stderr (its JSON log lines). */
   readonly logs: string[];
+  /** Everything the server wrote to stdout (nothing is expected there). */
+  readonly stdout: () => string;
   cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
   createKey(opts?: { name?: string; balance?: string | number; models?: string[] }): Promise<CreatedKey>;
   /** Balances in nano-dollars straight from the database (read-only), cached and derived from entries. */
@@ -86,6 +88,8 @@ export interface StartOptions {
   dir?: string;
   /** The database URL for `{{DB}}` (a PostgreSQL one); by default SQLite in the directory (dbPath). */
   database?: string;
+  /** More `serve` arguments (e.g. `--workers 2`). */
+  args?: string[];
 }
 
 export async function startGateway(options: StartOptions): Promise<GatewayProcess> {
@@ -94,11 +98,12 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   const configPath = join(dir, 'tollgate.yaml');
   writeFileSync(configPath, options.config.replaceAll('{{DB}}', options.database ?? `sqlite:${dbPath}`));
   const env = { ...process.env, TOLLGATE_LOG_LEVEL: 'info', ...options.env };
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0'], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath, '--port', '0', ...(options.args ?? [])], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
+  let stdout = '';
   const baseURL = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 15_000);
@@ -120,7 +125,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
         }
       }
     });
-    child.stdout!.resume();
+    child.stdout!.on('data', (data: Buffer) => (stdout += data.toString()));
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`gateway exited with ${code} before listening:\n${logs.join('\n')}`));
@@ -137,6 +142,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
     dbPath,
     child,
     logs,
+    stdout: () => stdout,
     cli,
     async createKey(opts = {}) {
       const args = ['keys', 'create', '--name', opts.name ?? 'test', '--balance', String(opts.balance ?? 10), '--json'];

@@ -45,7 +45,7 @@ export function TimeChart({ title, times, series, format = String, id }: TimeCha
     };
   }, [times, series, format]);
   return (
-    <figure class="chart" data-chart={id} aria-label={title}>
+    <figure class="chart" data-chart={id} data-values={JSON.stringify(series.map((s) => s.values))} aria-label={title}>
       <h3>{title}</h3>
       <div ref={box} />
     </figure>

@@ -1,53 +1,57 @@
-// The key holder's page: balance, held and available, limits, and the models the key may call with
-// their prices (GET /v1/key, GET /v1/models).
-import { useEffect, useState } from 'preact/hooks';
-import { ApiError, getJson } from '../api.js';
+// The key holder's page: balance, held and available, limits, the spend chart, recent requests with
+// their cost, and the models the key may call with their prices — all from the key's own read-only
+// endpoints (GET /v1/key, /v1/key/usage, /v1/key/usage/summary, /v1/models).
+import { useMemo, useState } from 'preact/hooks';
+import { getAll, getJson, withQuery } from '../api.js';
+import { Figure } from '../components/figure.js';
+import { TimeChart } from '../components/time-chart.js';
+import { UsageTable } from '../components/usage-table.js';
 import { count, time, usd } from '../format.js';
+import { useLoad } from '../hooks.js';
+import { RANGES, rangeStart, timeSeries, totals, type Period } from '../summary.js';
+import type { ListPage, ModelEntry, OwnKey, SummaryRow, UsageRow } from '../types.js';
 
-interface KeyInfo {
-  id: string;
-  name: string;
-  balance: number;
-  held: number;
-  available: number;
-  usage: number;
-  limits: { rpm: number | null; tpm: number | null; max_concurrent: number | null; budget: number | null; budget_period: string | null };
-  expires_at: string | null;
-  budget_used: number | null;
-  budget_resets_at: string | null;
+const RECENT = 20;
+
+interface MeData {
+  key: OwnKey;
+  models: ModelEntry[];
+  recent: UsageRow[];
+  summary: SummaryRow[];
+  loadedAt: number;
 }
 
-interface ModelEntry {
-  id: string;
-  type: string;
-  context_window: number | null;
-  max_output_tokens: number | null;
-  pricing: { input: number; output?: number; cached_input?: number };
+async function loadMe(token: string, period: Period): Promise<MeData> {
+  const now = Date.now();
+  const since = new Date(rangeStart(period, now) * 1000).toISOString();
+  const [key, models, recent, summary] = await Promise.all([
+    getJson<{ data: OwnKey }>('/v1/key', { token }),
+    getJson<{ data: ModelEntry[] }>('/v1/models', { token }),
+    getJson<ListPage<UsageRow>>(withQuery('/v1/key/usage', { limit: RECENT }), { token }),
+    getAll<SummaryRow>('/v1/key/usage/summary', token, { group_by: period, since }),
+  ]);
+  const newestFirst = [...recent.data].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+  return { key: key.data, models: models.data, recent: newestFirst, summary, loadedAt: now };
 }
 
-export function MePage({ token, onSignedOut }: { token: string; onSignedOut: () => void }) {
-  const [key, setKey] = useState<KeyInfo | undefined>();
-  const [models, setModels] = useState<ModelEntry[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+export function MePage({ token }: { token: string }) {
+  const [period, setPeriod] = useState<Period>('day');
+  const { data, error } = useLoad(() => loadMe(token, period), [token, period]);
+  const series = useMemo(() => data && timeSeries(data.summary, period, data.loadedAt), [data, period]);
+  const spend = useMemo(() => series && [{ label: 'Spend', values: series.cost, color: '#2f5bea' }], [series]);
 
-  useEffect(() => {
-    Promise.all([getJson<{ data: KeyInfo }>('/v1/key', { token }), getJson<{ data: ModelEntry[] }>('/v1/models', { token })]).then(
-      ([k, m]) => {
-        setKey(k.data);
-        setModels(m.data);
-      },
-      (e: unknown) => {
-        if (e instanceof ApiError && e.status === 401) onSignedOut();
-        else setError((e as Error).message);
-      },
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {error}
+      </p>
     );
-  }, [token]);
-
-  if (error) return <p class="error">{error}</p>;
-  if (!key || !models) return <p class="loading">Loading…</p>;
+  if (!data || !series || !spend) return <p class="loading">Loading…</p>;
+  const { key, models } = data;
   const l = key.limits;
+  const inRange = totals(data.summary);
   return (
-    <section>
+    <section class="me">
       <h2>{key.name}</h2>
       <div class="cards">
         <Figure label="Balance" usd={key.balance} id="balance" />
@@ -77,6 +81,26 @@ export function MePage({ token, onSignedOut }: { token: string; onSignedOut: () 
         <dt>Expires</dt>
         <dd>{key.expires_at ? time(key.expires_at) : 'never'}</dd>
       </dl>
+
+      <div class="toolbar">
+        <h3>Spend</h3>
+        <span class="grow" />
+        <select aria-label="Range" value={period} onChange={(e) => setPeriod((e.target as HTMLSelectElement).value as Period)}>
+          {(Object.keys(RANGES) as Period[]).map((p) => (
+            <option value={p}>{RANGES[p].label}</option>
+          ))}
+        </select>
+      </div>
+      <p class="hint" data-range-spend={String(inRange.cost)} data-range-requests={String(inRange.requests)}>
+        {usd(inRange.cost)} over {count(inRange.requests)} requests in this range.
+      </p>
+      <div class="charts single">
+        <TimeChart id="spend" title="Spend" times={series.times} series={spend} format={usd} />
+      </div>
+
+      <h3>Recent requests</h3>
+      <UsageTable rows={data.recent} />
+
       <h3>Models</h3>
       <table class="models">
         <thead>
@@ -103,15 +127,5 @@ export function MePage({ token, onSignedOut }: { token: string; onSignedOut: () 
         </tbody>
       </table>
     </section>
-  );
-}
-
-/** A headline money figure; `data-usd` holds the exact amount the API gave. */
-export function Figure({ label, usd: amount, id }: { label: string; usd: number; id: string }) {
-  return (
-    <div class="card" data-figure={id} data-usd={String(amount)}>
-      <span class="label">{label}</span>
-      <span class="value">{usd(amount)}</span>
-    </div>
   );
 }

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, getJson, request } from '../api.js';
 import { kindOfToken, saveSession, type Session } from '../session.js';
 
-export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) => void; notice?: string | undefined }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -30,7 +30,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
     setBusy(true);
     setError(undefined);
     try {
-      await request(kind === 'keyholder' ? '/v1/key' : '/admin/v1/keys?limit=1', { token: value });
+      await request(kind === 'keyholder' ? '/v1/key' : '/admin/v1/keys?limit=1', { token: value, quiet: true });
       const session = { kind, token: value } as const;
       saveSession(session);
       onSignedIn(session);
@@ -50,6 +50,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
   return (
     <main class="sign-in">
       <h1>Tollgate</h1>
+      {notice && !error && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       <form onSubmit={submit}>
         <label for="token">{adminEnabled === false ? 'Your Tollgate key' : 'Admin token or Tollgate key'}</label>
         <input

@@ -23,6 +23,8 @@ export function registerChatRoute(app: FastifyInstance, deps: ServerDeps): void 
     let sink: SseResponse | undefined;
     try {
       const openSink = () => {
+        // Called when the first chunk is ready to go: the time to first token.
+        client.trace.firstTokenAt = performance.now();
         if (ticket) reply.header('trailer', IDEMPOTENCY_HEADER);
         const record = ticket && {
           text: new RecordingText(ticket.maxBytes),
@@ -45,6 +47,7 @@ export function registerChatRoute(app: FastifyInstance, deps: ServerDeps): void 
       };
       const outcome = await deps.inFlight.track(runChat(deps, client, body, openSink));
       if (outcome.kind === 'json') {
+        if (deps.config.log.bodies) client.trace.answer = outcome.body;
         const text = JSON.stringify(outcome.body);
         if (ticket && !(await ticket.complete({ status: 200, contentType: 'application/json', body: text }))) reply.header(IDEMPOTENCY_HEADER, 'not-stored');
         return reply.type('application/json').send(text);

@@ -1,8 +1,23 @@
 // API keys on PostgreSQL. Only the secret's hash is stored.
 import type { Nano } from '../../billing/money.js';
+import { entryPageSql, keyPageSql, keyUpdateSql, ledgerEntryOf, type EntryRow } from '../listing-sql.js';
 import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
-import { NO_KEY_LIMITS, type AllowedModels, type KeyRecord, type KeyStore, type LimitsPatch, type NewKey } from '../types.js';
+import {
+  NO_KEY_LIMITS,
+  type AllowedModels,
+  type Credit,
+  type CreditOutcome,
+  type EntryPageQuery,
+  type KeyChange,
+  type KeyPageQuery,
+  type KeyRecord,
+  type KeyStore,
+  type LedgerEntry,
+  type LimitsPatch,
+  type NewKey,
+} from '../types.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
+import { KeyLookupBatcher } from './key-lookup-batcher.js';
 
 async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requestId: string, now: number): Promise<void> {
   await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [amount, id]);
@@ -15,7 +30,11 @@ async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requ
 }
 
 export class PostgresKeyStore implements KeyStore {
-  constructor(private readonly pool: PostgresPool) {}
+  private readonly lookups: KeyLookupBatcher;
+
+  constructor(private readonly pool: PostgresPool) {
+    this.lookups = new KeyLookupBatcher(pool);
+  }
 
   async create(key: NewKey): Promise<KeyRecord> {
     await inTransaction(this.pool, async (client) => {
@@ -44,13 +63,9 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
-    // A named statement: parsed and planned once per connection, as on every request.
-    const { rows } = await this.pool.query<KeyRow>({
-      name: 'key-by-hash',
-      text: `SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = $1`,
-      values: [secretHash],
-    });
-    return rows[0] && keyRecordOf(rows[0]);
+    // Asked on every request: batched with the other requests' lookups of the moment.
+    const row = await this.lookups.lookup(secretHash);
+    return row && keyRecordOf(row);
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
@@ -90,5 +105,46 @@ export class PostgresKeyStore implements KeyStore {
       id,
     ]);
     return this.get(id);
+  }
+
+  async page(query: KeyPageQuery): Promise<KeyRecord[]> {
+    const { sql, values } = keyPageSql(KEY_COLUMNS, query, (i) => `$${i}`);
+    const { rows } = await this.pool.query<KeyRow>(sql, values);
+    return rows.map(keyRecordOf);
+  }
+
+  async update(id: string, change: KeyChange): Promise<KeyRecord | undefined> {
+    const statement = keyUpdateSql(id, change, (i) => `$${i}`);
+    if (statement) await this.pool.query(statement.sql, statement.values);
+    return this.get(id);
+  }
+
+  async rotate(id: string, prefix: string, secretHash: string): Promise<KeyRecord | undefined> {
+    await this.pool.query('UPDATE api_keys SET prefix = $1, secret_hash = $2 WHERE id = $3', [prefix, secretHash, id]);
+    return this.get(id);
+  }
+
+  credit(credit: Credit): Promise<CreditOutcome> {
+    // The key row is locked first, as every ledger write does, so the balance read is the one updated.
+    return inTransaction(this.pool, async (client): Promise<CreditOutcome> => {
+      const { rows } = await client.query<{ balance: number; held: number }>('SELECT balance, held FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
+      const key = rows[0];
+      if (!key) return 'missing';
+      if (credit.amount < 0 && key.balance - key.held + credit.amount < 0) return 'overdraw';
+      const inserted = await client.query(
+        `INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (request_id, kind, seq) DO NOTHING`,
+        [credit.keyId, credit.requestId, credit.kind, credit.amount, credit.now, credit.note],
+      );
+      if (inserted.rowCount !== 1) return 'duplicate';
+      await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [credit.amount, credit.keyId]);
+      return 'applied';
+    });
+  }
+
+  async entries(query: EntryPageQuery): Promise<LedgerEntry[]> {
+    const { sql, values } = entryPageSql(query, (i) => `$${i}`);
+    const { rows } = await this.pool.query<EntryRow>(sql, values);
+    return rows.map(ledgerEntryOf);
   }
 }

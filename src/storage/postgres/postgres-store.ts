@@ -5,18 +5,22 @@ import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
+import { PostgresProbe } from './probe.js';
 import { PostgresUsageStore } from './usage-store.js';
 
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
   const pool = await openPostgres(url, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, maxConnections: options.maxConnections ?? 10 });
   let closed: Promise<void> | undefined;
+  const ledger = new PostgresLedgerStore(pool);
   return {
     keys: new PostgresKeyStore(pool),
-    ledger: new PostgresLedgerStore(pool),
+    ledger,
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
+    probe: new PostgresProbe(pool),
     close() {
-      closed ??= pool.end();
+      // Writes already queued still go to the database before the pool closes.
+      closed ??= ledger.drained().then(() => pool.end());
       return closed;
     },
   };

@@ -1,7 +1,21 @@
 // API keys on SQLite. Only the secret's hash is stored.
 import type { Nano } from '../../billing/money.js';
+import { entryPageSql, keyPageSql, keyUpdateSql, ledgerEntryOf, type EntryRow } from '../listing-sql.js';
 import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
-import { NO_KEY_LIMITS, type AllowedModels, type KeyRecord, type KeyStore, type LimitsPatch, type NewKey } from '../types.js';
+import {
+  NO_KEY_LIMITS,
+  type AllowedModels,
+  type Credit,
+  type CreditOutcome,
+  type EntryPageQuery,
+  type KeyChange,
+  type KeyPageQuery,
+  type KeyRecord,
+  type KeyStore,
+  type LedgerEntry,
+  type LimitsPatch,
+  type NewKey,
+} from '../types.js';
 import type { SqliteDatabase } from './connection.js';
 
 export class SqliteKeyStore implements KeyStore {
@@ -9,10 +23,12 @@ export class SqliteKeyStore implements KeyStore {
   private readonly byId;
   private readonly all;
   private readonly insert;
-  private readonly credit;
+  private readonly addBalance;
   private readonly insertEntry;
   private readonly updateModels;
   private readonly markRevoked;
+  private readonly creditTx;
+  private readonly updateSecret;
 
   constructor(private readonly db: SqliteDatabase) {
     this.byHash = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?`);
@@ -22,12 +38,51 @@ export class SqliteKeyStore implements KeyStore {
       `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
        VALUES (@id, @name, @prefix, @secretHash, @allowedModels, @createdAt, @rpm, @tpm, @maxConcurrent, @budget, @budgetPeriod, @expiresAt)`,
     );
-    this.credit = db.prepare('UPDATE api_keys SET balance = balance + ? WHERE id = ?');
+    this.addBalance = db.prepare('UPDATE api_keys SET balance = balance + ? WHERE id = ?');
     this.insertEntry = db.prepare(
       "INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES (?, ?, 'topup', ?, ?)",
     );
     this.updateModels = db.prepare('UPDATE api_keys SET allowed_models = ? WHERE id = ?');
     this.markRevoked = db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'");
+    this.updateSecret = db.prepare<[string, string, string]>('UPDATE api_keys SET prefix = ?, secret_hash = ? WHERE id = ?');
+    const keyMoney = db.prepare<[string], { balance: number; held: number }>('SELECT balance, held FROM api_keys WHERE id = ?');
+    const insertCredit = db.prepare<[string, string, string, number, number, string | null]>(
+      'INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (request_id, kind, seq) DO NOTHING',
+    );
+    // Under the IMMEDIATE transaction's write lock, the balance read is the one the update changes.
+    this.creditTx = db.transaction((credit: Credit): CreditOutcome => {
+      const key = keyMoney.get(credit.keyId);
+      if (!key) return 'missing';
+      if (credit.amount < 0 && key.balance - key.held + credit.amount < 0) return 'overdraw';
+      if (insertCredit.run(credit.keyId, credit.requestId, credit.kind, credit.amount, credit.now, credit.note).changes === 0) return 'duplicate';
+      this.addBalance.run(credit.amount, credit.keyId);
+      return 'applied';
+    });
+  }
+
+  async page(query: KeyPageQuery): Promise<KeyRecord[]> {
+    const { sql, values } = keyPageSql(KEY_COLUMNS, query, () => '?');
+    return this.db.prepare<unknown[], KeyRow>(sql).all(...values).map(keyRecordOf);
+  }
+
+  async update(id: string, change: KeyChange): Promise<KeyRecord | undefined> {
+    const statement = keyUpdateSql(id, change, () => '?');
+    if (statement) this.db.prepare(statement.sql).run(...statement.values);
+    return this.get(id);
+  }
+
+  async rotate(id: string, prefix: string, secretHash: string): Promise<KeyRecord | undefined> {
+    this.updateSecret.run(prefix, secretHash, id);
+    return this.get(id);
+  }
+
+  async credit(credit: Credit): Promise<CreditOutcome> {
+    return this.creditTx.immediate(credit);
+  }
+
+  async entries(query: EntryPageQuery): Promise<LedgerEntry[]> {
+    const { sql, values } = entryPageSql(query, () => '?');
+    return this.db.prepare<unknown[], EntryRow>(sql).all(...values).map(ledgerEntryOf);
   }
 
   async create(key: NewKey): Promise<KeyRecord> {
@@ -87,7 +142,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   private applyTopUp(id: string, amount: Nano, requestId: string, now: number): void {
-    this.credit.run(amount, id);
+    this.addBalance.run(amount, id);
     this.insertEntry.run(id, requestId, amount, now);
   }
 }

@@ -136,6 +136,33 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
+    name: 'ledger-batches',
+    // PostgreSQL's group commit records each committed batch's answers so that a batch whose connection
+    // dropped is retried exactly once (docs/adr/0009-group-commit.md). SQLite's batches cannot be in
+    // doubt (the driver is in-process); the table exists so both dialects keep the same tables.
+    sql: `
+      CREATE TABLE ledger_batches (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,        -- epoch ms
+        results TEXT                        -- JSON: one answer per operation, in order
+      ) STRICT;
+      CREATE INDEX ledger_batches_by_time ON ledger_batches (created_at);
+    `,
+  },
+  {
+    version: 6,
+    name: 'admin-api-metadata-notes-cursors',
+    // The admin API (product.md §9): free-form metadata on a key, a note on top-ups and adjustments (the
+    // adjust reason), and an index that serves one key's usage newest first by insertion order (an index
+    // on key_id alone ends in the rowid, which is that order) for cursor pagination.
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';   -- JSON object of strings
+      ALTER TABLE ledger_entries ADD COLUMN note TEXT;
+      CREATE INDEX usage_records_by_key ON usage_records (key_id);
+    `,
+  },
+  {
+    version: 7,
     name: 'cache-writes-and-clamp',
     // Cache-write tokens per request (priced apart from input, product.md §13), and the key's choice to
     // have an unaffordable max_tokens lowered instead of refused (clamp).

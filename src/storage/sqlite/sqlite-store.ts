@@ -4,6 +4,7 @@ import { openSqlite } from './connection.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
+import { SqliteProbe } from './probe.js';
 import { SqliteUsageStore } from './usage-store.js';
 import { WriteBatcher } from './write-batcher.js';
 
@@ -15,6 +16,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
     ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db),
     idempotency: new SqliteIdempotencyStore(db, batcher),
+    probe: new SqliteProbe(db),
     async close() {
       batcher.flush();
       if (db.open) db.close();

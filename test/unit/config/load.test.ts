@@ -93,8 +93,11 @@ describe('parseConfig: a valid file', () => {
       requestTimeoutMs: 300_000,
       keepAliveTimeoutMs: 72_000,
       writeStallMs: 30_000,
+      corsOrigins: [],
     });
     assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30, holdMode: 'full', growingStepTokens: 1024, idempotencyMaxBytes: 1_048_576 });
+    assert.deepEqual(config.metrics, { token: undefined });
+    assert.deepEqual(config.log, { level: undefined, format: undefined, bodies: false });
     assert.equal(config.database, `sqlite:${resolve('/etc/tollgate', 'data/tollgate.db')}`);
     const provider = config.providers.get('openai-main')!;
     assert.deepEqual(provider, testProvider({ id: 'openai-main', kind: 'openai', apiKey: 'sk-test-key' }));
@@ -492,5 +495,29 @@ describe('formatPath', () => {
     assert.equal(formatPath(['models', 'gpt-4.1', 'price', 'output']), 'models["gpt-4.1"].price.output');
     assert.equal(formatPath(['models', 'm', 'upstreams', 0, 'provider']), 'models.m.upstreams[0].provider');
     assert.equal(formatPath([]), '(top level)');
+  });
+});
+
+describe('parseConfig: admin.token', () => {
+  const ADMIN = 'admin:\n  token: ${TOLLGATE_ADMIN_TOKEN:-}\n';
+  const LONG = 'a'.repeat(32);
+
+  test('is off when absent, empty or an unset variable with an empty default', () => {
+    assert.equal(parse(MINIMAL).admin.token, undefined);
+    assert.equal(parse(MINIMAL + ADMIN).admin.token, undefined);
+    assert.equal(parse(MINIMAL + ADMIN, { TOLLGATE_ADMIN_TOKEN: '' }).admin.token, undefined);
+  });
+
+  test('takes a token of 32 characters or more', () => {
+    assert.equal(parse(MINIMAL + ADMIN, { TOLLGATE_ADMIN_TOKEN: LONG }).admin.token, LONG);
+  });
+
+  test('refuses a shorter token, naming the key and not the value', () => {
+    const problems = problemsOf(MINIMAL + ADMIN, { TOLLGATE_ADMIN_TOKEN: 'x'.repeat(31) });
+    assert.deepEqual(problems, ['admin.token: must be at least 32 characters (it has 31); e.g. openssl rand -hex 32']);
+  });
+
+  test('refuses unknown keys under admin:', () => {
+    assert.ok(problemsOf(`${MINIMAL}admin:\n  tokn: x\n`).some((p) => p.includes('admin') && p.includes('tokn')));
   });
 });

@@ -12,6 +12,7 @@ import { countChatInput } from '../../../src/billing/token-count.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { runChat, type ChatOutcome } from '../../../src/pipeline/chat.js';
 import { OutputMeter } from '../../../src/pipeline/output-meter.js';
+import { RequestTrace } from '../../../src/telemetry/request-trace.js';
 import type { ClientRequest, PipelineDeps, SseSink } from '../../../src/pipeline/deps.js';
 import type { ChatRequestBody, UpstreamRequest } from '../../../src/providers/types.js';
 import { SseDecoder } from '../../../src/streaming/sse-decoder.js';
@@ -113,7 +114,7 @@ async function runStream(body: string, sink: RecordingSink): Promise<ChatOutcome
     drains: new DrainSlots(),
     limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, dryRun: false, clamp: false };
+  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, trace: new RequestTrace(() => {}), dryRun: false, clamp: false };
   const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: MAX_TOKENS } as ChatRequestBody;
   return runChat(deps, client, request, () => sink);
 }

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { Ledger } from '../../../src/billing/ledger.js';
 import { priceUsage, sizeChatHold } from '../../../src/billing/pricing.js';
 import { parseConfig } from '../../../src/config/load.js';
+import { RequestTrace } from '../../../src/telemetry/request-trace.js';
 import type { ClientRequest, PipelineDeps } from '../../../src/pipeline/deps.js';
 import { RequestBill } from '../../../src/pipeline/request-bill.js';
 import { DrainSlots } from '../../../src/pipeline/drain-slots.js';
@@ -55,7 +56,7 @@ async function openBill(): Promise<{ bill: RequestBill; hold: number }> {
     drains: new DrainSlots(),
     limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, dryRun: false, clamp: false };
+  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, trace: new RequestTrace(() => {}), dryRun: false, clamp: false };
   const route = resolveRoute(CONFIG, '*', 'llama', 'chat');
   const rates = route.model.rates;
   const hold = sizeChatHold(rates, INPUT_TOKENS, MAX_OUTPUT, 1);

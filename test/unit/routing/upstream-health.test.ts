@@ -117,4 +117,31 @@ describe('UpstreamHealth', () => {
     assert.equal(health.state(modelX).recentRequests, 0);
     assert.deepEqual(health.state(modelY), { consecutiveFailures: 0, coolingUntil: 0, lastError: undefined, recentRequests: 0, recentErrors: 0 });
   });
+
+  test('tells its listener of each cool-down it starts (to share it), and none for a failure that does not trip one', () => {
+    const now = 5_000;
+    const health = new UpstreamHealth(() => now);
+    const told: Array<[string, string, number]> = [];
+    health.onCooldown((p, m, until) => told.push([p, m, until]));
+    health.recordFailure(modelX, fail500);
+    health.recordFailure(modelX, fail500);
+    assert.deepEqual(told, []);
+    health.recordFailure(modelX, fail500);
+    assert.deepEqual(told, [[provider.id, 'model-x', now + 30_000]]);
+  });
+
+  test('applies another gateway\'s cool-down: skips the upstream until then, never shortens its own, tells no listener', () => {
+    let now = 10_000;
+    const health = new UpstreamHealth(() => now);
+    let told = 0;
+    health.onCooldown(() => (told += 1));
+    assert.equal(health.applyCooldown(provider.id, 'model-y', now + 5_000), true);
+    assert.equal(health.isCooling(modelY), true);
+    assert.equal(health.isCooling(modelX), false, 'only that upstream');
+    assert.equal(health.applyCooldown(provider.id, 'model-y', now + 1_000), false, 'a shorter one changes nothing');
+    assert.equal(health.coolingRemainingMs(modelY), 5_000);
+    assert.equal(told, 0, 'a shared cool-down is not shared back');
+    now += 5_000;
+    assert.equal(health.isCooling(modelY), false);
+  });
 });

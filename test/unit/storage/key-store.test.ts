@@ -53,6 +53,7 @@ for (const dialect of await storeDialects()) {
           budgetSpent: 0,
           budgetPeriodStart: 0,
           clampMaxTokens: false,
+          metadata: {},
         });
       });
 

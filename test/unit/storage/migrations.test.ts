@@ -106,3 +106,10 @@ describe('migrations on PostgreSQL', { skip: await postgresSkipReason() }, () =>
     }
   });
 });
+
+// The runners apply every migration above the highest applied version, so a gap or a step backwards
+// (two branches that picked numbers independently) would skip a migration on an existing database.
+test('both dialects number their migrations 1..N in order', () => {
+  assert.deepEqual(SQLITE_MIGRATIONS.map((m) => m.version), SQLITE_MIGRATIONS.map((_, i) => i + 1));
+  assert.deepEqual(POSTGRES_MIGRATIONS.map((m) => m.version), POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+});

@@ -1,0 +1,58 @@
+# syntax=docker/dockerfile:1
+# Tollgate in a container: built in one stage (TypeScript and the dashboard bundle), production
+# dependencies installed in another, and only dist/, node_modules (without dev dependencies) and the
+# example config copied into a slim runtime image that runs as the unprivileged `node` user.
+#
+#   docker build -t tollgate .
+#   docker run -d --name tollgate -p 8080:8080 -v tollgate-data:/data -e OPENAI_API_KEY tollgate
+#   docker exec tollgate tollgate keys create --name alice --balance 10
+#
+# /data is the working directory: on first start ./tollgate.yaml is created there from the example
+# (edit it in the volume, or mount your own at /data/tollgate.yaml), and SQLite lives in /data/data/.
+ARG NODE_VERSION=20.20
+
+FROM node:${NODE_VERSION}-bookworm-slim AS toolchain
+# better-sqlite3 is compiled when no prebuilt binary can be fetched; Node's own headers are used, so
+# the build needs nothing from the internet but the npm registry.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+ENV npm_config_nodedir=/usr/local
+WORKDIR /app
+
+FROM toolchain AS build
+COPY package.json package-lock.json ./
+# Scripts off: `prepare` would build before the sources are here; the two native packages are rebuilt.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 esbuild
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY dashboard ./dashboard
+COPY scripts/build-dashboard.mjs ./scripts/
+RUN npm run build
+
+FROM toolchain AS deps
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+
+FROM node:${NODE_VERSION}-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+# dist/ holds the server and the dashboard it serves (dist/dashboard/).
+COPY --from=build /app/dist ./dist
+COPY package.json tollgate.example.yaml ./
+COPY bin ./bin
+RUN ln -s /app/bin/tollgate.js /usr/local/bin/tollgate \
+  && mkdir -p /data \
+  && chown node:node /data
+USER node
+WORKDIR /data
+VOLUME ["/data"]
+EXPOSE 8080
+# Readiness, not just liveness: the database answers and the gateway is not shutting down.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# SIGTERM (docker stop) drains in-flight requests for server.shutdown_grace_seconds (default 30 s):
+# give `docker stop` at least that, e.g. `docker stop -t 45 tollgate`.
+STOPSIGNAL SIGTERM
+CMD ["tollgate", "serve", "--host", "0.0.0.0"]

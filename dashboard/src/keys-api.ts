@@ -1,0 +1,46 @@
+// The operator's key actions through /admin/v1/keys (§9). Every POST carries an Idempotency-Key made once
+// per user action, so a double submit or a retried request never tops up or rotates twice.
+import { getAll, getJson, withQuery } from './api.js';
+import type { KeyObject, Limits, ListPage } from './types.js';
+
+const KEYS = '/admin/v1/keys';
+
+export function listKeys(token: string, params: { status?: string; name?: string; after?: string; limit?: number }): Promise<ListPage<KeyObject>> {
+  return getJson(withQuery(KEYS, { limit: params.limit ?? 50, status: params.status, name: params.name, after: params.after }), { token });
+}
+
+/** Every key, following the cursors. */
+export function listAllKeys(token: string): Promise<KeyObject[]> {
+  return getAll<KeyObject>(KEYS, token, { limit: 100 });
+}
+
+export interface KeyFields {
+  name: string;
+  allowed_models: string[] | '*';
+  /** Only the limits to set (null: no limit of the key's own). */
+  limits: Partial<Limits>;
+  /** Absent: unchanged. */
+  expires_at?: string | null;
+}
+
+export function createKey(token: string, fields: KeyFields & { balance: number }, idempotencyKey: string): Promise<KeyObject> {
+  return getJson(KEYS, { token, body: fields, idempotencyKey });
+}
+
+export function updateKey(token: string, id: string, fields: KeyFields): Promise<KeyObject> {
+  // Only what PATCH may change: the balance moves through top-ups and adjustments, never an edit.
+  const { name, allowed_models, limits, expires_at } = fields;
+  return getJson(`${KEYS}/${encodeURIComponent(id)}`, { token, method: 'PATCH', body: { name, allowed_models, limits, expires_at } });
+}
+
+export function topUpKey(token: string, id: string, amount: number, note: string | undefined, idempotencyKey: string): Promise<KeyObject> {
+  return getJson(`${KEYS}/${encodeURIComponent(id)}/topup`, { token, body: note ? { amount, note } : { amount }, idempotencyKey });
+}
+
+export function revokeKey(token: string, id: string, idempotencyKey: string): Promise<KeyObject> {
+  return getJson(`${KEYS}/${encodeURIComponent(id)}/revoke`, { token, body: {}, idempotencyKey });
+}
+
+export function rotateKey(token: string, id: string, idempotencyKey: string): Promise<KeyObject> {
+  return getJson(`${KEYS}/${encodeURIComponent(id)}/rotate`, { token, body: {}, idempotencyKey });
+}

@@ -1,0 +1,158 @@
+// The dialogs of the keys page. Each one runs its API call once per user action (an Idempotency-Key made
+// when the dialog opens, so submitting twice or retrying after a network error never acts twice), and
+// shows the API's own error message when the call is refused.
+import { useState } from 'preact/hooks';
+import { newIdempotencyKey } from '../api.js';
+import { Modal } from '../components/modal.js';
+import { SecretBox } from '../components/secret-box.js';
+import { usd } from '../format.js';
+import type { KeyObject } from '../types.js';
+import { KeyForm, type KeyFormValues } from './key-form.js';
+
+/** Runs an action, keeping the busy flag and the error message. */
+function useAction<T>(onDone: (value: T) => void) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const run = async (action: () => Promise<T>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      onDone(await action());
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run };
+}
+
+const ErrorLine = ({ error }: { error: string | undefined }) =>
+  error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+
+interface FormDialogProps {
+  suggestions: readonly string[];
+  onClose: () => void;
+  submit: (values: KeyFormValues) => Promise<KeyObject>;
+  onDone: (key: KeyObject) => void;
+}
+
+export function CreateDialog({ suggestions, onClose, submit, onDone }: FormDialogProps) {
+  const { busy, error, run } = useAction(onDone);
+  return (
+    <Modal id="create" title="New key" onClose={onClose}>
+      <KeyForm suggestions={suggestions} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v))} />
+      <ErrorLine error={error} />
+    </Modal>
+  );
+}
+
+export function EditDialog({ editing, suggestions, onClose, submit, onDone }: FormDialogProps & { editing: KeyObject }) {
+  const { busy, error, run } = useAction(onDone);
+  return (
+    <Modal id="edit" title={`Edit ${editing.name}`} onClose={onClose}>
+      <KeyForm editing={editing} suggestions={suggestions} submitLabel="Save" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v))} />
+      <ErrorLine error={error} />
+    </Modal>
+  );
+}
+
+export function TopUpDialog({
+  target,
+  onClose,
+  submit,
+  onDone,
+}: {
+  target: KeyObject;
+  onClose: () => void;
+  submit: (amount: number, note: string | undefined, idempotencyKey: string) => Promise<KeyObject>;
+  onDone: (key: KeyObject) => void;
+}) {
+  // One Idempotency-Key per amount and note: resubmitting the same top-up never credits twice, while a
+  // corrected amount after a refusal is a new request.
+  const [idempotencyKeys] = useState(() => new Map<string, string>());
+  const keyFor = (body: string) => idempotencyKeys.get(body) ?? idempotencyKeys.set(body, newIdempotencyKey()).get(body)!;
+  const [amount, setAmount] = useState('');
+  const [note, setNote] = useState('');
+  const { busy, error, run } = useAction(onDone);
+  return (
+    <Modal id="topup" title={`Top up ${target.name}`} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const trimmed = note.trim() || undefined;
+          void run(() => submit(Number(amount), trimmed, keyFor(JSON.stringify([amount.trim(), trimmed]))));
+        }}
+      >
+        <p class="hint">Balance now {usd(target.balance)}.</p>
+        <label for="topup-amount">Amount (USD)</label>
+        <input id="topup-amount" name="amount" inputMode="decimal" required value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+        <label for="topup-note">Note (optional)</label>
+        <input id="topup-note" name="note" value={note} onInput={(e) => setNote((e.target as HTMLInputElement).value)} />
+        <div class="toolbar">
+          <button type="submit" disabled={busy || amount.trim() === ''}>
+            Add credit
+          </button>
+          <button type="button" class="secondary" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+      <ErrorLine error={error} />
+    </Modal>
+  );
+}
+
+export function ConfirmDialog({
+  id,
+  title,
+  text,
+  confirmLabel,
+  danger = false,
+  onClose,
+  submit,
+  onDone,
+}: {
+  id: string;
+  title: string;
+  text: string;
+  confirmLabel: string;
+  danger?: boolean;
+  onClose: () => void;
+  submit: (idempotencyKey: string) => Promise<KeyObject>;
+  onDone: (key: KeyObject) => void;
+}) {
+  const [idempotencyKey] = useState(newIdempotencyKey);
+  const { busy, error, run } = useAction(onDone);
+  return (
+    <Modal id={id} title={title} onClose={onClose}>
+      <p>{text}</p>
+      <div class="toolbar">
+        <button class={danger ? 'danger' : ''} disabled={busy} data-confirm onClick={() => run(() => submit(idempotencyKey))}>
+          {confirmLabel}
+        </button>
+        <button type="button" class="secondary" onClick={onClose}>
+          Cancel
+        </button>
+      </div>
+      <ErrorLine error={error} />
+    </Modal>
+  );
+}
+
+export function SecretDialog({ title, secret, onClose }: { title: string; secret: string; onClose: () => void }) {
+  return (
+    <Modal id="secret" title={title} onClose={onClose}>
+      <SecretBox secret={secret} />
+      <div class="toolbar">
+        <button type="button" class="secondary" onClick={onClose} data-close>
+          Done
+        </button>
+      </div>
+    </Modal>
+  );
+}

@@ -1,0 +1,75 @@
+// The operator's providers: each upstream (provider, upstream model) with its health — cooling down
+// until when, consecutive failures, the last error, and its requests and errors in the last 5 minutes.
+import { getJson } from '../api.js';
+import { count, time } from '../format.js';
+import { useLoad } from '../hooks.js';
+import type { ListPage, UpstreamHealth } from '../types.js';
+
+function lastErrorText(e: UpstreamHealth['last_error']): string {
+  if (e === null || e === undefined) return '—';
+  if (typeof e === 'string') return e;
+  return [e.status, e.message].filter((x) => x !== undefined && x !== null).join(' ') + (e.at ? ` (${time(e.at)})` : '');
+}
+
+const numberOf = (u: UpstreamHealth, ...names: string[]): number | null => {
+  for (const name of names) if (typeof u[name] === 'number') return u[name];
+  return null;
+};
+
+export function ProvidersPage({ token }: { token: string }) {
+  const { data, error, reload } = useLoad(() => getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }), [token]);
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {error}
+      </p>
+    );
+  if (!data) return <p class="loading">Loading…</p>;
+  const now = Date.now();
+  return (
+    <section class="providers">
+      <div class="toolbar">
+        <h2>Providers</h2>
+        <span class="grow" />
+        <button class="secondary" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      {data.data.length === 0 ? (
+        <p class="hint">No upstreams configured.</p>
+      ) : (
+        <table class="providers">
+          <thead>
+            <tr>
+              <th>Provider</th>
+              <th>Upstream model</th>
+              <th>Serves</th>
+              <th>Health</th>
+              <th class="num">Consecutive failures</th>
+              <th class="num">Requests (5 min)</th>
+              <th class="num">Errors (5 min)</th>
+              <th>Last error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.data.map((u) => {
+              const cooling = u.cooling ?? (u.cooling_until !== null && Date.parse(u.cooling_until) > now);
+              return (
+                <tr key={`${u.provider}/${u.upstream_model}`} data-upstream={`${u.provider}/${u.upstream_model}`} data-cooling={String(cooling)}>
+                  <td>{u.provider}</td>
+                  <td>{u.upstream_model}</td>
+                  <td>{(u.models ?? []).join(', ')}</td>
+                  <td>{cooling ? <span class="badge bad">cooling until {time(u.cooling_until)}</span> : <span class="badge good">healthy</span>}</td>
+                  <td class="num">{count(u.consecutive_failures)}</td>
+                  <td class="num">{count(numberOf(u, 'requests_5m', 'requests_last_5m', 'requests'))}</td>
+                  <td class="num">{count(numberOf(u, 'errors_5m', 'errors_last_5m', 'errors'))}</td>
+                  <td class="last-error">{lastErrorText(u.last_error)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,82 @@
+// Every request's end, in one place: a RequestTrace is attached when it arrives, and when it has ended
+// (the response closed, and the bill too if one was opened) it is reported once — to the metrics (client
+// API requests) and as one access-log line. The line carries ids, status, timing, tokens and money;
+// the body only with `log.bodies: true`; never a header, so never a key.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../config/types.js';
+import type { Logger } from '../log.js';
+import type { Endpoint, GatewayMetrics } from '../telemetry/metrics.js';
+import { RequestTrace } from '../telemetry/request-trace.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    trace: RequestTrace;
+  }
+}
+
+/** The client API's routes, as endpoint labels (any other /v1 path: 'other'). */
+const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map([
+  ['/v1/chat/completions', 'chat_completions'],
+  ['/v1/embeddings', 'embeddings'],
+  ['/v1/models', 'models'],
+  ['/v1/models/*', 'models'],
+  ['/v1/key', 'key'],
+]);
+
+/** A path too long to be a route is cut in the log line. */
+const MAX_LOGGED_PATH = 200;
+
+export function registerRequestEnd(app: FastifyInstance, config: Config, metrics: GatewayMetrics, log: Logger): void {
+  app.decorateRequest('trace', null as unknown as RequestTrace);
+  app.addHook('onRequest', function traceRequest(request, reply, done) {
+    const trace = new RequestTrace(() => requestEnded(request, trace));
+    request.trace = trace;
+    const raw = reply.raw;
+    // 'close', not Fastify's onResponse: a stream's reply is hijacked, and a client may leave mid-way.
+    raw.once('close', () => trace.responseClosed(raw.statusCode, raw.writableFinished));
+    done();
+  });
+
+  function requestEnded(request: FastifyRequest, trace: RequestTrace): void {
+    const path = request.url.split('?', 1)[0]!;
+    const clientApi = path.startsWith('/v1/');
+    const body = request.body as { model?: unknown } | undefined;
+    const requestedModel = body !== null && typeof body === 'object' ? body.model : undefined;
+    // CORS preflights are the browser's, not requests of the client API.
+    if (clientApi && request.method !== 'OPTIONS') metrics.requestEnded(ENDPOINTS.get(request.routeOptions.url ?? '') ?? 'other', requestedModel, trace);
+    // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests.
+    const level = clientApi || path.startsWith('/admin/') ? 'info' : 'debug';
+    if (!log.isLevelEnabled(level)) return;
+    const billed = trace.billed;
+    const line: Record<string, unknown> = {
+      requestId: request.id,
+      method: request.method,
+      path: request.routeOptions.url ?? path.slice(0, MAX_LOGGED_PATH),
+      status: trace.clientStatus(),
+      ms: Math.round(performance.now() - trace.startedAt),
+    };
+    if (request.apiKey) line.keyId = request.apiKey.id;
+    if (trace.errorCode) line.error = trace.errorCode;
+    if (trace.rateLimited) line.limit = trace.rateLimited;
+    if (billed) {
+      line.model = billed.model;
+      line.provider = billed.provider;
+      line.upstreamModel = billed.upstreamModel;
+      line.inputTokens = billed.inputTokens;
+      line.cachedInputTokens = billed.cachedInputTokens;
+      line.outputTokens = billed.outputTokens;
+      line.reasoningTokens = billed.reasoningTokens;
+      line.cost = billed.cost;
+      line.usageSource = billed.usageSource;
+      line.attempts = billed.attempts.length;
+    } else if (typeof requestedModel === 'string' && config.models.has(requestedModel)) {
+      line.model = requestedModel;
+    }
+    if (trace.firstTokenAt !== undefined) line.firstTokenMs = Math.round(trace.firstTokenAt - trace.startedAt);
+    if (config.log.bodies) {
+      if (body !== undefined) line.body = body;
+      if (trace.answer !== undefined) line.answer = trace.answer;
+    }
+    log[level](line, 'request');
+  }
+}
