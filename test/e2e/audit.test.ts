@@ -9,6 +9,7 @@ import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js'
 import { parseJsonOutput, postChat, startE2E, stopE2E, type E2E, type Json } from '../support/e2e.js';
 import { errorReply } from '../support/mock-upstream.js';
 import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
+import { admin, adminOk, assertError, chatOnce, startAdminE2E, type AdminE2E } from '../support/admin.js';
 
 function writeDb(path: string, sql: string, ...params: unknown[]): void {
   const db = new Database(path);
@@ -131,5 +132,28 @@ describe('audit on PostgreSQL', { skip: pgSkip }, () => {
       await store.close();
       await schema.drop();
     }
+  });
+});
+
+describe('GET /admin/v1/audit', () => {
+  let a: AdminE2E;
+
+  before(async () => {
+    a = await startAdminE2E('sqlite');
+  });
+
+  after(() => a?.close());
+
+  test('the same checks over the admin API: ok on a clean database, the violation named after a corruption', async () => {
+    const key = await a.gw.createKey({ name: 'admin-audit', balance: 1 });
+    await chatOnce(a.gw, key.key);
+    assert.deepEqual(await adminOk(a.gw, 'GET', '/audit'), { object: 'audit', ok: true, violations: [] });
+    writeDb(a.gw.dbPath, 'UPDATE api_keys SET spent = spent + 1 WHERE id = ?', key.id);
+    const report = await adminOk(a.gw, 'GET', `/audit?key_id=${key.id}`);
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.violations.map((v: Json) => [v.check, v.key_id]), [['cached_balance', key.id]]);
+    assert.match(report.violations[0].detail, /cached spent/);
+    assertError(await admin(a.gw, 'GET', '/audit?bogus=1'), 400, 'invalid_request');
+    assertError(await admin(a.gw, 'GET', '/audit', { token: null }), 401, 'invalid_admin_token');
   });
 });
