@@ -10,6 +10,7 @@ const USAGE = `usage: npm run bench -- [options]
   --connections N     concurrent keep-alive connections (default 50)
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
   --embeddings        add the embeddings scenarios
+  --idempotency       add Tollgate scenarios where every request carries its own Idempotency-Key
   --postgres URL      also run the ledger on PostgreSQL at URL (a fresh schema, dropped afterwards): one gateway on
                       the hot key, one on 100 keys, and 3 gateways on one database, beside the SQLite figures
   --limits            give the benchmark key rpm, tpm, max_concurrent and a daily budget (set high: never refusing,
@@ -31,6 +32,7 @@ export function parseOptions(argv) {
       connections: { type: 'string', default: '50' },
       runs: { type: 'string', default: '1' },
       embeddings: { type: 'boolean', default: false },
+      idempotency: { type: 'boolean', default: false },
       postgres: { type: 'string' },
       limits: { type: 'boolean', default: false },
       redis: { type: 'string' },
@@ -53,6 +55,7 @@ export function parseOptions(argv) {
     connections: numberOption('connections', values.connections),
     runs: numberOption('runs', values.runs),
     embeddings: values.embeddings,
+    idempotency: values.idempotency,
     postgresUrl: values.postgres,
     limits: values.limits,
     redisUrl: values.redis,
