@@ -63,6 +63,10 @@ describe('prices: cache writes, tiers and the request fee', () => {
     assert.equal(rows[0].input_tokens, 4021);
     const audit = assertLedgerSettled(e.gw, key.id);
     assert.equal(audit.spent, 14_043_000);
+    // Metrics count the writes as their own token kind, apart from plain input and cache reads.
+    const metrics = await (await fetch(`${e.gw.origin}/metrics`)).text();
+    const tokens = (kind: string) => Number(new RegExp(`^tollgate_tokens_total\\{(?=[^}]*model="claude-cache")(?=[^}]*kind="${kind}")[^}]*\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    assert.deepEqual([tokens('input'), tokens('cached_input'), tokens('cache_write'), tokens('output')], [21, 1000, 3000, 12]);
   });
 
   test('a request whose real input crosses the tier boundary is held at the low tier and settled at the high one', async () => {
