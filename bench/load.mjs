@@ -29,6 +29,7 @@ function parseOptions(argv) {
       body: { type: 'string', default: '' },
       header: { type: 'string', multiple: true, default: [] },
       stream: { type: 'boolean', default: false },
+      'unique-idempotency-key': { type: 'boolean', default: false },
       connections: { type: 'string', default: '50' },
       duration: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '2' },
@@ -51,6 +52,7 @@ function parseOptions(argv) {
     method: values.method,
     body: values.body === '' ? undefined : Buffer.from(values.body),
     stream: values.stream,
+    uniqueIdempotencyKey: values['unique-idempotency-key'],
     connections: positive('connections', values.connections),
     durationMs: positive('duration', values.duration) * 1000,
     warmupMs: Number(values.warmup) * 1000,
@@ -101,6 +103,8 @@ function verdict(status, stream, tail, chunks) {
  * Sends one request through undici's low-level dispatch API (cheaper than request()/fetch, so the load
  * generator stays light on a shared 2-core box) and resolves with its timings and an error text if any.
  */
+let idempotencyCounter = 0;
+
 function sendOne(pool, target, headers, opts, dueAt) {
   return new Promise((resolve) => {
     // Open loop: from when the request was due, so time spent waiting for a free connection counts.
@@ -195,7 +199,9 @@ async function run(opts) {
   async function worker(_, index) {
     const t = index % opts.targets.length;
     while (state.phase !== 'drain') {
-      const headers = opts.headerSets[nextHeaders++ % opts.headerSets.length];
+      let headers = opts.headerSets[nextHeaders++ % opts.headerSets.length];
+      // A fresh Idempotency-Key per request: the cost of claiming and recording, never a replay.
+      if (opts.uniqueIdempotencyKey) headers = { ...headers, 'idempotency-key': `bench-${process.pid}-${++idempotencyCounter}` };
       record(await sendOne(pools[t], opts.targets[t], headers, opts));
     }
   }

@@ -11,6 +11,7 @@ const USAGE = `usage: npm run bench -- [options]
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
   --rate R            open-loop scenarios: non-streaming chat at R requests/s (default 500; 0: none)
   --embeddings        add the embeddings scenarios
+  --idempotency       add Tollgate scenarios where every request carries its own Idempotency-Key
   --postgres URL      also run the ledger on PostgreSQL at URL (a fresh schema, dropped afterwards): one gateway on
                       the hot key, one on 100 keys, and 3 gateways on one database, beside the SQLite figures
   --limits            give the benchmark key rpm, tpm, max_concurrent and a daily budget (set high: never refusing,
@@ -34,6 +35,7 @@ export function parseOptions(argv) {
       runs: { type: 'string', default: '1' },
       rate: { type: 'string', default: '500' },
       embeddings: { type: 'boolean', default: false },
+      idempotency: { type: 'boolean', default: false },
       postgres: { type: 'string' },
       limits: { type: 'boolean', default: false },
       redis: { type: 'string' },
@@ -58,6 +60,7 @@ export function parseOptions(argv) {
     runs: numberOption('runs', values.runs),
     rate: numberOption('rate', values.rate, 0),
     embeddings: values.embeddings,
+    idempotency: values.idempotency,
     postgresUrl: values.postgres,
     limits: values.limits,
     redisUrl: values.redis,

@@ -72,7 +72,7 @@ const BILLING_COUNTS = {
 };
 
 /** Every successful gateway response must have left exactly one usage row and no open hold behind. */
-export async function billingCheck(database, results, via = (v) => v === 'tollgate', extraServed = 0) {
+export async function billingCheck(database, results, via = (v) => v === 'tollgate' || v === 'tollgate-idem', extraServed = 0) {
   const served = extraServed + results.filter((r) => via(r.via)).reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
   const counts = {};
   if (database.startsWith('sqlite:')) {
@@ -100,6 +100,7 @@ const LABELS = { chat: 'chat', stream: 'chat stream', open: 'chat, open loop', e
 const VIA = {
   direct: 'direct → mock',
   tollgate: 'via Tollgate',
+  'tollgate-idem': 'via Tollgate, an Idempotency-Key on each',
   portkey: 'via Portkey',
   'tollgate-pg': 'PostgreSQL, 1 gateway, hot key',
   'tollgate-pg-keys': 'PostgreSQL, 1 gateway, 100 keys',

@@ -42,6 +42,12 @@ export function buildScenarios(procs, opts) {
       scenarios.push({ id: `${route.via}-open`, kind: 'open', ...route, path: '/chat/completions', body: chat(route.model, false), stream: false });
     }
   }
+  if (opts.idempotency) {
+    // --idempotency: the Tollgate scenarios again, each request with its own Idempotency-Key.
+    for (const kind of ['chat', 'stream']) {
+      scenarios.push({ id: `tollgate-idem-${kind}`, kind, ...viaTollgate, via: 'tollgate-idem', path: '/chat/completions', body: chat(viaTollgate.model, kind === 'stream'), stream: kind === 'stream', idempotency: true });
+    }
+  }
   if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
   if (opts.embeddings) {
     for (const route of [direct, viaTollgate]) scenarios.push({ id: `${route.via}-embed`, kind: 'embed', ...route, path: '/embeddings', body: embed(route.embedModel), stream: false });
@@ -83,6 +89,7 @@ function loadArgs(scenario, opts) {
   if (open) args.push('--rate', String(opts.rate));
   for (const header of scenario.headers) args.push('--header', header);
   if (scenario.stream) args.push('--stream');
+  if (scenario.idempotency) args.push('--unique-idempotency-key');
   if (scenario.bearerRotate) args.push('--bearer-rotate', scenario.bearerRotate.join(','));
   if (opts.requests !== undefined) args.push('--requests', String(opts.requests));
   return args;

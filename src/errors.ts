@@ -35,6 +35,12 @@ export const ERROR_REGISTRY = {
     type: 'invalid_request_error',
     message: 'A request with this Idempotency-Key is still in progress; retry once it has finished.',
   },
+  idempotency_not_replayable: {
+    status: 409,
+    type: 'invalid_request_error',
+    message:
+      'The request with this Idempotency-Key already completed, but its answer was larger than billing.idempotency_max_bytes and was not kept; it is not run again. Use a new Idempotency-Key to run it again.',
+  },
   idempotency_mismatch: {
     status: 422,
     type: 'invalid_request_error',

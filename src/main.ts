@@ -61,6 +61,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     drains,
     limiter,
     keys: store.keys,
+    idempotency: store.idempotency,
     store,
     inFlight,
     isClosing: () => closing,

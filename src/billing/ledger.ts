@@ -93,6 +93,29 @@ export class Ledger {
     }
   }
 
+  /**
+   * Grows a live request's hold by `amount` through the same atomic admission as a new hold (growing
+   * holds, ADR 0020); a hold the sweeper expired meanwhile is renewed first. False when the key (balance
+   * or budget) cannot cover it, or on a database error: the stream then ends, never overdraws.
+   */
+  async grow(key: KeyRecord, requestId: string, amount: Nano): Promise<boolean> {
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const now = Date.now();
+        const budget = budgetWindowOf(key, this.limits, now);
+        const result = await this.store.growHold({ requestId, amount, now, budget });
+        if (result.outcome === 'grown') return true;
+        if (result.outcome !== 'expired') return false;
+        const renewed = await this.renew(key, requestId);
+        if (renewed === 'failed' || (renewed.outcome !== 'readmitted' && renewed.outcome !== 'extended')) return false;
+      }
+      return false;
+    } catch (error) {
+      this.log.warn({ err: error, requestId }, 'ledger: could not grow hold');
+      return false;
+    }
+  }
+
   /** Keeps a live request's hold (extends it, or re-admits it if a sweeper expired it); 'failed' on a database error. */
   async renew(key: KeyRecord, requestId: string): Promise<RenewOutcome | 'failed'> {
     const now = Date.now();

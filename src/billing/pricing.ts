@@ -4,18 +4,41 @@ import type { Nano } from './money.js';
 
 const PER_MILLION = 1_000_000n;
 
-export interface PriceRates {
+/** One set of per-token prices (nano-dollars per 1M tokens). */
+export interface PriceSet {
   readonly input: bigint;
   readonly output: bigint;
   readonly cachedInput: bigint;
+  /** 5-minute (default-TTL) cache writes; `input` when unset. */
+  readonly cacheWrite?: bigint;
+  /** 1-hour cache writes; `cacheWrite` when unset. */
+  readonly cacheWrite1h?: bigint;
 }
 
-/** Token counts of one request. `output` already includes `reasoning` (reasoning tokens are output tokens). */
+/** Prices that apply when a request's input tokens are above `aboveInputTokens`. */
+export interface PriceTier extends PriceSet {
+  readonly aboveInputTokens: number;
+}
+
+export interface PriceRates extends PriceSet {
+  /** A fixed fee per request, nano-dollars (not per token). */
+  readonly request?: bigint;
+  /** Long-context prices, strictly ascending by `aboveInputTokens` (config check enforces it). */
+  readonly tiers?: readonly PriceTier[];
+}
+
+/**
+ * Token counts of one request. `output` already includes `reasoning` (reasoning tokens are output tokens).
+ * `input` includes cached reads and cache writes; `cacheWrite` counts all cache writes, `cacheWrite1h`
+ * those of them written for one hour.
+ */
 export interface TokenUsage {
   readonly input: number;
   readonly cachedInput: number;
   readonly output: number;
   readonly reasoning: number;
+  readonly cacheWrite?: number;
+  readonly cacheWrite1h?: number;
 }
 
 function ceilDiv(numerator: bigint, denominator: bigint): bigint {
@@ -30,12 +53,45 @@ function toNano(value: bigint): Nano {
 
 const MAX_NANO = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** Exact cost: uncached input at `input`, cached input at `cachedInput`, output (reasoning included) at `output`. */
+const whole = (n: number | undefined): number => Math.max(n ?? 0, 0);
+
+/** The price set for a request with `inputTokens` of input: the highest tier it is above, else the base prices. */
+export function tierFor(rates: PriceRates, inputTokens: number): PriceSet {
+  const tiers = rates.tiers;
+  if (!tiers || tiers.length === 0) return rates;
+  let chosen: PriceSet = rates;
+  for (const tier of tiers) {
+    if (inputTokens > tier.aboveInputTokens) chosen = tier;
+    else break;
+  }
+  return chosen;
+}
+
+/** The per-request fee in the unit of a pre-rounding sum (nano-dollars × 1M). */
+function requestFee(rates: PriceRates): bigint {
+  return (rates.request ?? 0n) * PER_MILLION;
+}
+
+/**
+ * Exact cost, one rounding: uncached input at `input`, cache reads at `cachedInput`, cache writes at
+ * `cacheWrite` / `cacheWrite1h`, output (reasoning included) at `output` — all at the tier the input
+ * falls in — plus the per-request fee.
+ */
 export function priceUsage(rates: PriceRates, usage: TokenUsage): Nano {
-  const cached = Math.min(Math.max(usage.cachedInput, 0), Math.max(usage.input, 0));
-  const uncached = Math.max(usage.input, 0) - cached;
+  const input = whole(usage.input);
+  const set = tierFor(rates, input);
+  const cached = Math.min(whole(usage.cachedInput), input);
+  const writes = Math.min(whole(usage.cacheWrite), input - cached);
+  const writes1h = Math.min(whole(usage.cacheWrite1h), writes);
+  const uncached = input - cached - writes;
+  const cacheWrite = set.cacheWrite ?? set.input;
   const total =
-    BigInt(uncached) * rates.input + BigInt(cached) * rates.cachedInput + BigInt(Math.max(usage.output, 0)) * rates.output;
+    BigInt(uncached) * set.input +
+    BigInt(cached) * set.cachedInput +
+    BigInt(writes - writes1h) * cacheWrite +
+    BigInt(writes1h) * (set.cacheWrite1h ?? cacheWrite) +
+    BigInt(whole(usage.output)) * set.output +
+    requestFee(rates);
   return toNano(ceilDiv(total, PER_MILLION));
 }
 
@@ -56,14 +112,20 @@ export function resolveMaxOutput(
   return Math.min(asked, modelMaxOutput);
 }
 
-/** Hold = input_estimate × input + max_out × output × n. */
+/** Hold = input_estimate × input + max_out × output × n (+ the request fee), at the tier the estimate falls in. */
 export function sizeChatHold(rates: PriceRates, inputTokens: number, maxOutput: number, n: number): Nano {
-  return toNano(ceilDiv(BigInt(inputTokens) * rates.input + BigInt(maxOutput) * BigInt(n) * rates.output, PER_MILLION));
+  const set = tierFor(rates, inputTokens);
+  return toNano(ceilDiv(BigInt(inputTokens) * set.input + BigInt(maxOutput) * BigInt(n) * set.output + requestFee(rates), PER_MILLION));
 }
 
-/** Embeddings hold their counted input tokens at the input price. */
+/** What `outputTokens` more output (for each of `n` choices) adds to a hold: a growing hold's step. */
+export function sizeOutputStep(rates: PriceRates, inputTokens: number, outputTokens: number, n: number): Nano {
+  return toNano(ceilDiv(BigInt(outputTokens) * BigInt(n) * tierFor(rates, inputTokens).output, PER_MILLION));
+}
+
+/** Embeddings hold their counted input tokens at the input price (+ the request fee). */
 export function sizeEmbeddingHold(rates: PriceRates, inputTokens: number): Nano {
-  return toNano(ceilDiv(BigInt(inputTokens) * rates.input, PER_MILLION));
+  return toNano(ceilDiv(BigInt(inputTokens) * tierFor(rates, inputTokens).input + requestFee(rates), PER_MILLION));
 }
 
 /**
@@ -77,9 +139,10 @@ export function affordableMaxTokens(
   available: Nano,
   modelMaxOutput: number,
 ): number {
-  const budget = BigInt(Math.max(available, 0)) * PER_MILLION - BigInt(inputTokens) * rates.input;
+  const set = tierFor(rates, inputTokens);
+  const budget = BigInt(Math.max(available, 0)) * PER_MILLION - BigInt(inputTokens) * set.input - requestFee(rates);
   if (budget < 0n) return 0;
-  const perToken = rates.output * BigInt(n);
+  const perToken = set.output * BigInt(n);
   if (perToken === 0n) return modelMaxOutput;
   const fits = budget / perToken;
   return fits > BigInt(modelMaxOutput) ? modelMaxOutput : Number(fits);

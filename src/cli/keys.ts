@@ -23,6 +23,7 @@ interface LimitFlags {
   budget?: string;
   budgetPeriod?: string;
   expires?: string;
+  clampMaxTokens?: string;
 }
 
 /** Flags as the operations read them: absent stays, `none` clears (null). */
@@ -35,6 +36,7 @@ function limitsInput(flags: LimitFlags): LimitsInput {
     budget: value(flags.budget),
     budget_period: value(flags.budgetPeriod),
     expires_at: value(flags.expires),
+    clamp_max_tokens: flags.clampMaxTokens,
   };
 }
 
@@ -209,11 +211,12 @@ export function registerKeyCommands(program: Command): void {
     });
 
   withLimitFlags(keys.command('set-limits <id>').description("change a key's limits and expiry; none clears the key's own value (the config default applies)"), true)
+    .option('--clamp-max-tokens <on|off>', 'on: a max_tokens the balance cannot cover is lowered to what it can (instead of a 402)')
     .option('--json', 'print one JSON object')
     .action(async (id: string, opts: LimitFlags & { json?: boolean }, command: Command) => {
       const input = limitsInput(opts);
       if (Object.values(input).every((v) => v === undefined)) {
-        throw new CliError('give at least one of --rpm, --tpm, --max-concurrent, --budget, --budget-period, --expires');
+        throw new CliError('give at least one of --rpm, --tpm, --max-concurrent, --budget, --budget-period, --expires, --clamp-max-tokens');
       }
       await withStore(command, async (store, config) => {
         const key = await setKeyLimits(store, id, input);

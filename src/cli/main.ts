@@ -5,6 +5,7 @@ import { ConfigError } from '../config/load.js';
 import { StartupError } from '../startup-error.js';
 import { isGatewayError } from '../errors.js';
 import { UnsupportedDatabaseError } from '../storage/open-store.js';
+import { registerAuditCommand } from './audit.js';
 import { registerConfigCommands } from './config-check.js';
 import { CliError } from './context.js';
 import { registerKeyCommands } from './keys.js';
@@ -21,6 +22,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerServeCommand(program);
   registerKeyCommands(program);
   registerUsageCommand(program);
+  registerAuditCommand(program);
   registerConfigCommands(program);
   try {
     await program.parseAsync(argv);

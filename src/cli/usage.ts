@@ -30,7 +30,7 @@ export function registerUsageCommand(program: Command): void {
         rows.reverse();
         if (opts.json) return printJson(rows.map(usageJson));
         printTable(
-          ['TIME', 'KEY', 'MODEL', 'UPSTREAM', 'STATUS', 'IN', 'CACHED', 'OUT', 'REASONING', 'COST', 'SOURCE'],
+          ['TIME', 'KEY', 'MODEL', 'UPSTREAM', 'STATUS', 'IN', 'CACHED', 'CACHE-WRITE', 'OUT', 'REASONING', 'COST', 'SOURCE'],
           rows.map((r) => [
             new Date(r.time).toISOString(),
             r.keyId,
@@ -39,6 +39,7 @@ export function registerUsageCommand(program: Command): void {
             String(r.status),
             String(r.inputTokens),
             String(r.cachedInputTokens),
+            String(r.cacheWriteTokens ?? 0),
             String(r.outputTokens),
             String(r.reasoningTokens),
             usd(r.cost),

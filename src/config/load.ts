@@ -4,13 +4,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { parseDecimal, usdToNano } from '../billing/money.js';
-import type { PriceRates } from '../billing/pricing.js';
+import { usdToNano } from '../billing/money.js';
 import { findProviderKind, providerKindNames } from '../providers/registry.js';
 import { redactDatabaseUrl } from '../storage/database-url.js';
 import { MissingVariableError, substituteEnv } from './env-substitution.js';
+import { normalisePrice } from './model-price.js';
 import { configSchema, type RawConfig } from './schema.js';
-import type { Config, DisplayPrice, ModelConfig, ProviderConfig } from './types.js';
+import type { Config, ModelConfig, ProviderConfig } from './types.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -78,12 +78,6 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   return normalise(parsed.data, path);
 }
 
-function toRate(value: number | string | undefined, fallback: bigint): bigint | string {
-  if (value === undefined) return fallback;
-  const rate = parseDecimal(value, 9);
-  return rate === undefined ? 'must be a decimal with at most 9 decimal places (USD per 1M tokens)' : rate;
-}
-
 function normaliseProviders(raw: RawConfig, problems: string[], warnings: string[]): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>();
   for (const [id, p] of Object.entries(raw.providers)) {
@@ -146,28 +140,16 @@ function normaliseModel(id: string, m: RawConfig['models'][string], raw: RawConf
     if (m.max_output_tokens === undefined) {
       problems.push(`${at('max_output_tokens')}: required for chat models (it sizes the hold when a request sets no max_tokens)`);
     }
-  } else if (m.price.output !== undefined || m.price.cached_input !== undefined) {
-    problems.push(`${at('price')}: embedding models have an input price only`);
   }
-  const input = toRate(m.price.input, 0n);
-  const output = toRate(m.price.output, 0n);
-  const cachedInput = toRate(m.price.cached_input, typeof input === 'bigint' ? input : 0n);
-  for (const [key, rate] of [['input', input], ['output', output], ['cached_input', cachedInput]] as const) {
-    if (typeof rate === 'string') problems.push(`${at('price', key)}: ${rate}`);
-  }
-  if (problems.length > before) return undefined;
-  const displayPrice: DisplayPrice = {
-    input: Number(m.price.input),
-    ...(m.price.output !== undefined ? { output: Number(m.price.output) } : {}),
-    ...(m.price.cached_input !== undefined ? { cached_input: Number(m.price.cached_input) } : {}),
-  };
+  const price = normalisePrice(m.price, m.type, at, problems);
+  if (problems.length > before || !price) return undefined;
   return {
     id,
     type: m.type,
     routing: m.routing,
     upstreams: m.upstreams,
-    rates: { input, output, cachedInput } as PriceRates,
-    displayPrice,
+    rates: price.rates,
+    displayPrice: price.display,
     contextWindow: m.context_window,
     maxOutputTokens: m.max_output_tokens,
   };
@@ -230,6 +212,9 @@ function normalise(raw: RawConfig, path: string): Config {
     billing: {
       holdTtlSeconds: raw.billing.hold_ttl_seconds,
       sweepIntervalSeconds: raw.billing.sweep_interval_seconds,
+      holdMode: raw.billing.hold_mode,
+      growingStepTokens: raw.billing.growing_step_tokens,
+      idempotencyMaxBytes: raw.billing.idempotency_max_bytes,
     },
     limits: {
       rpm: raw.limits.rpm,

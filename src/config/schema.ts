@@ -77,11 +77,30 @@ const upstreamSchema = z.strictObject({
   weight: numeric(z.number().positive()).default(1),
 });
 
+/** Long-context prices: those above `above_input_tokens` input tokens. */
+const priceTierSchema = z.strictObject({
+  above_input_tokens: nonNegativeInt,
+  input: price,
+  output: price.optional(),
+  cached_input: price.optional(),
+  cache_write: price.optional(),
+  cache_write_1h: price.optional(),
+});
+
 const modelSchema = z.strictObject({
   type: z.enum(['chat', 'embedding']).default('chat'),
   routing: z.enum(['fallback', 'weighted']).default('fallback'),
   upstreams: z.array(upstreamSchema).min(1),
-  price: z.strictObject({ input: price, output: price.optional(), cached_input: price.optional() }),
+  price: z.strictObject({
+    input: price,
+    output: price.optional(),
+    cached_input: price.optional(),
+    cache_write: price.optional(),
+    cache_write_1h: price.optional(),
+    /** USD per request, not per 1M tokens. */
+    request: price.optional(),
+    tiers: z.array(priceTierSchema).optional(),
+  }),
   context_window: positiveInt.optional(),
   max_output_tokens: positiveInt.optional(),
 });
@@ -108,6 +127,9 @@ export const configSchema = z.strictObject({
     .strictObject({
       hold_ttl_seconds: positiveInt.default(600),
       sweep_interval_seconds: positiveInt.default(30),
+      hold_mode: z.enum(['full', 'growing']).default('full'),
+      growing_step_tokens: positiveInt.default(1024),
+      idempotency_max_bytes: nonNegativeInt.default(1_048_576),
     })
     .prefault({}),
   limits: limitsSchema,

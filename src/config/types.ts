@@ -74,6 +74,11 @@ export interface DisplayPrice {
   readonly input: number;
   readonly output?: number;
   readonly cached_input?: number;
+  readonly cache_write?: number;
+  readonly cache_write_1h?: number;
+  /** USD per request. */
+  readonly request?: number;
+  readonly tiers?: ReadonlyArray<Omit<DisplayPrice, 'request' | 'tiers'> & { readonly above_input_tokens: number }>;
 }
 
 export interface ModelConfig {
@@ -91,6 +96,11 @@ export interface ModelConfig {
 export interface BillingConfig {
   readonly holdTtlSeconds: number;
   readonly sweepIntervalSeconds: number;
+  /** full: a stream holds its whole max output up front; growing: one step at a time (ADR 0020). */
+  readonly holdMode: 'full' | 'growing';
+  readonly growingStepTokens: number;
+  /** The largest answer kept for Idempotency-Key replays (bytes); larger ones are served but not kept. */
+  readonly idempotencyMaxBytes: number;
 }
 
 /** `limits:`: the defaults for keys without limits of their own (null: no limit). */

@@ -15,6 +15,8 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): C
     key: request.apiKey!,
     signal: controller.signal,
     setHeader: (name, value) => void reply.header(name, value),
+    dryRun: request.headers['x-tollgate-dry-run'] === '1',
+    clamp: request.headers['x-tollgate-max-tokens'] === 'clamp' || request.apiKey!.clampMaxTokens,
     trace: request.trace,
   };
 }

@@ -5,7 +5,7 @@ import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
-import type { KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
+import type { IdempotencyStore, KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
 import type { GatewayMetrics } from '../telemetry/metrics.js';
 import { authenticate } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
@@ -31,6 +31,8 @@ declare module 'fastify' {
 
 export interface ServerDeps extends PipelineDeps {
   readonly keys: KeyStore;
+  /** Idempotency-Key records (chat and embeddings). */
+  readonly idempotency: IdempotencyStore;
   /** The whole store: the admin API and the key holder's usage read it. */
   readonly store: Store;
   readonly health: UpstreamHealth;
@@ -116,8 +118,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
           throw new GatewayError('unsupported_media_type');
         }
       });
-      registerChatRoute(api, deps, deps.inFlight);
-      registerEmbeddingsRoute(api, deps, deps.inFlight);
+      registerChatRoute(api, deps);
+      registerEmbeddingsRoute(api, deps);
       registerModelRoutes(api, deps.config);
       registerKeyRoute(api, deps.config);
       registerKeyUsageRoutes(api, deps.store);

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from '../log.js';
 import type { SseSink } from '../pipeline/deps.js';
+import type { RecordingText } from './idempotency.js';
 
 export interface SseResponseOptions {
   readonly requestId: string;
@@ -14,10 +15,18 @@ export interface SseResponseOptions {
   /** How long one write may wait for the client to drain its socket before the connection is cut. */
   readonly writeStallMs: number;
   readonly log: Logger;
+  /**
+   * Idempotency-Key requests: what the client is sent is also recorded (up to a cap), and handed to `save`
+   * before the response ends — so a retry that follows the end finds the answer, never a running claim.
+   * `save` returns trailers to send (the response says so when the answer was too large to keep).
+   */
+  readonly record?: { readonly text: RecordingText; save(text: string | undefined): Promise<Record<string, string> | undefined> };
 }
 
 export class SseResponse implements SseSink {
   started = false;
+  /** Settles when the response has ended (after a recorded answer was saved). */
+  closing: Promise<void> = Promise.resolve();
   private readonly raw: ServerResponse;
 
   constructor(
@@ -29,6 +38,7 @@ export class SseResponse implements SseSink {
 
   write(text: string): Promise<void> | undefined {
     if (!this.started) this.open();
+    this.options.record?.text.add(text);
     if (this.raw.destroyed || this.raw.writableEnded) return undefined;
     if (this.raw.write(text)) return undefined;
     return this.waitForDrain();
@@ -36,7 +46,18 @@ export class SseResponse implements SseSink {
 
   end(text: string): void {
     if (!this.started) this.open();
-    if (!this.raw.destroyed && !this.raw.writableEnded) this.raw.end(text);
+    const record = this.options.record;
+    if (!record) {
+      if (!this.raw.destroyed && !this.raw.writableEnded) this.raw.end(text);
+      return;
+    }
+    record.text.add(text);
+    if (!this.raw.destroyed && !this.raw.writableEnded) this.raw.write(text);
+    this.closing = record.save(record.text.text()).then((trailers) => {
+      if (this.raw.destroyed || this.raw.writableEnded) return;
+      if (trailers) this.raw.addTrailers(trailers);
+      this.raw.end();
+    });
   }
 
   private open(): void {

@@ -40,6 +40,7 @@ export function keyObject(key: KeyRecord, config: Config, now = Date.now()): Rec
       budget_period: limits.budgetPeriod,
     },
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
+    clamp_max_tokens: key.clampMaxTokens,
     budget_used: budget ? nanoToUsd(budget.used) : null,
     budget_resets_at: budget ? new Date(budget.resetsAt).toISOString() : null,
     metadata: key.metadata,

@@ -13,6 +13,8 @@ export interface LimitsInput {
   readonly budget?: unknown;
   readonly budget_period?: unknown;
   readonly expires_at?: unknown;
+  /** Lower an unaffordable max_tokens instead of refusing (product.md §13): true/false, or on/off. */
+  readonly clamp_max_tokens?: unknown;
 }
 
 const RELATIVE = /^(\d+)\s*([smhd])$/;
@@ -42,6 +44,14 @@ function periodOf(value: unknown): BudgetPeriod | null {
   return value as BudgetPeriod;
 }
 
+function flagOf(field: string, value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  if (text === 'on' || text === 'true') return true;
+  if (text === 'off' || text === 'false') return false;
+  invalid(field, 'expected true or false (on or off)');
+}
+
 /** An ISO 8601 time or a duration from now (`30d`, `12h`, `45m`, `90s`); it must lie in the future. */
 export function parseExpiry(value: unknown, now: number): number | null {
   if (value === null) return null;
@@ -61,5 +71,6 @@ export function toLimitsPatch(input: LimitsInput, now: number): LimitsPatch {
   if (input.budget !== undefined) patch.budget = budgetOf(input.budget);
   if (input.budget_period !== undefined) patch.budgetPeriod = periodOf(input.budget_period);
   if (input.expires_at !== undefined) patch.expiresAt = parseExpiry(input.expires_at, now);
+  if (input.clamp_max_tokens !== undefined) patch.clampMaxTokens = flagOf('clamp_max_tokens', input.clamp_max_tokens);
   return patch;
 }

@@ -70,6 +70,7 @@ export function usageJson(row: UsageRecord): Record<string, unknown> {
     status: row.status,
     input_tokens: row.inputTokens,
     cached_input_tokens: row.cachedInputTokens,
+    cache_write_tokens: row.cacheWriteTokens ?? 0,
     output_tokens: row.outputTokens,
     reasoning_tokens: row.reasoningTokens,
     cost: nanoToUsd(row.cost),

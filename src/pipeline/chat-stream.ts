@@ -10,6 +10,7 @@ import { TransportError } from '../upstream/transport.js';
 import { readUpstreamFailure } from './call-upstream.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { withFailover } from './failover.js';
+import type { OutputGrowth } from './output-growth.js';
 import type { RequestBill } from './request-bill.js';
 import type { UpstreamPlan } from './upstream-plan.js';
 import { attemptStatusOf, toGatewayError } from './upstream-error.js';
@@ -27,6 +28,7 @@ export async function streamChat(
   plan: UpstreamPlan,
   bill: RequestBill,
   openSink: () => SseSink,
+  growth?: OutputGrowth,
 ): Promise<void> {
   let opened: OpenedStream;
   try {
@@ -38,14 +40,22 @@ export async function streamChat(
   bill.upstreamServed(() => stream.meter.tokens());
   const sink = openSink();
   let failure: unknown;
+  let cut: CutShort | undefined;
   try {
-    await relay(client, opened, sink);
+    cut = await relay(client, opened, sink, growth);
   } catch (error) {
     failure = error;
   } finally {
     stream.close();
   }
+  if (cut) return endForLength(client, stream, bill, sink, cut);
   await finish(client, stream, bill, sink, failure);
+}
+
+/** A growing hold that the key could not extend: the stream ended after `delivered` output tokens. */
+interface CutShort {
+  readonly delivered: number;
+  readonly choices: number;
 }
 
 /**
@@ -92,18 +102,47 @@ function drainPermit(deps: PipelineDeps, candidate: Candidate): DrainPermit | un
   };
 }
 
-/** Relays every upstream read as it arrives (the request's bill keeps its hold alive meanwhile). */
-async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink): Promise<void> {
+/**
+ * Relays every upstream read as it arrives (the request's bill keeps its hold alive meanwhile). With a
+ * growing hold, a read is relayed only once the hold covers the output so far; when it cannot grow, the
+ * read is withheld and the relay stops (returns what had been delivered).
+ */
+async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink, growth: OutputGrowth | undefined): Promise<CutShort | undefined> {
   let text = opened.firstText;
+  let delivered = 0;
   for (;;) {
+    if (growth && text && !client.signal.aborted) {
+      const tokens = opened.stream.meter.tokens();
+      if (!(await growth.cover(tokens))) return { delivered, choices: growth.n };
+      delivered = tokens;
+    }
     // A drained stream (client gone, exact usage wanted) reads on without writing.
     if (text && !client.signal.aborted) {
       const backpressure = sink.write(text);
       if (backpressure) await backpressure;
     }
-    if (opened.stream.ended) return;
+    if (opened.stream.ended) return undefined;
     text = await opened.stream.next();
   }
+}
+
+/**
+ * The key could not cover the next step of a growing hold: the stream ends as a model that reached its
+ * output limit ends (finish_reason "length", then the usage chunk and [DONE]), charged for the input
+ * estimate plus the output delivered — which the hold covers, so the balance never goes below zero.
+ */
+async function endForLength(client: ClientRequest, stream: UpstreamStream, bill: RequestBill, sink: SseSink, cut: CutShort): Promise<void> {
+  const { translator } = stream;
+  const charge = await bill.settleEstimated(cut.delivered, client.signal.aborted ? 499 : 200);
+  if (client.signal.aborted) return;
+  const base = {
+    id: translator.id || `chatcmpl-${client.requestId}`,
+    object: 'chat.completion.chunk',
+    created: translator.created || Math.floor(Date.now() / 1000),
+    model: stream.candidate.target.clientModel,
+  };
+  const finishChunk = { ...base, choices: Array.from({ length: cut.choices }, (_, index) => ({ index, delta: {}, finish_reason: 'length' })) };
+  sink.end(encodeSseData(finishChunk) + encodeSseData({ ...base, choices: [], usage: charge.usage }) + SSE_DONE);
 }
 
 /** Settles the request and ends the client's stream, whatever happened. */

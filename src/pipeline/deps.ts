@@ -28,6 +28,10 @@ export interface ClientRequest {
   readonly signal: AbortSignal;
   /** Sets a header on whatever answer the client gets (JSON, stream or error). */
   setHeader(name: string, value: string): void;
+  /** `X-Tollgate-Dry-Run: 1`: answer a quote; no hold, no upstream call (product.md §13). */
+  readonly dryRun: boolean;
+  /** `X-Tollgate-Max-Tokens: clamp`: lower an unaffordable max_tokens instead of refusing (or the key's clamp_max_tokens). */
+  readonly clamp: boolean;
   /** Where the pipeline leaves what telemetry and the access log report when the request ends. */
   readonly trace: RequestTrace;
 }

@@ -1,5 +1,6 @@
 // POST /v1/embeddings: billed on input tokens only (the hold is the counted input at the input price).
 import { sizeEmbeddingHold } from '../billing/pricing.js';
+import { quoteOf } from '../billing/quote.js';
 import { countEmbeddingInput } from '../billing/token-count.js';
 import type { JsonObject } from '../json-object.js';
 import type { EmbeddingRequestBody } from '../providers/types.js';
@@ -17,6 +18,7 @@ export async function runEmbeddings(deps: PipelineDeps, client: ClientRequest, b
   const model = route.model;
   const inputTokens = await countEmbeddingInput(body.input);
   const hold = sizeEmbeddingHold(model.rates, inputTokens);
+  if (client.dryRun) return quoteOf({ rates: model.rates, inputTokens, n: 1, hold, modelMaxOutput: undefined }, client.key.balance - client.key.held);
   const rate = await admitRate(deps, client, inputTokens);
   const bill = await RequestBill.open(deps, client, model, plan.candidates[0]!, { rates: model.rates, inputTokens, n: 1, hold, modelMaxOutput: undefined }, rate);
   try {

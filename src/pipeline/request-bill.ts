@@ -37,6 +37,8 @@ export class RequestBill {
   readonly stop: AbortSignal = this.stopper.signal;
   /** Set once an upstream answered with success: from then on it has done work that a fault must not make free. */
   private outputSoFar: (() => number) | undefined;
+  /** What the hold amounts to now: the sizing's hold, plus the steps a growing hold added. */
+  private held: Nano;
 
   private constructor(
     private readonly deps: PipelineDeps,
@@ -46,6 +48,7 @@ export class RequestBill {
     private readonly sizing: HoldSizing,
     private readonly rate: RateTicket,
   ) {
+    this.held = sizing.hold;
     const everyMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
     this.keepAlive = setInterval(() => {
       rate.renew();
@@ -88,6 +91,13 @@ export class RequestBill {
     return new RequestBill(deps, client, model, candidate, sizing, rate);
   }
 
+  /** Grows the hold by `amount` (atomic admission, like a new hold); false when the key cannot cover it. */
+  async grow(amount: Nano): Promise<boolean> {
+    if (this.closed || !(await this.deps.ledger.grow(this.client.key, this.client.requestId, amount))) return false;
+    this.held += amount;
+    return true;
+  }
+
   /** The upstream that served (or is serving) the request. */
   useCandidate(candidate: Candidate): void {
     this.candidate = candidate;
@@ -111,7 +121,7 @@ export class RequestBill {
   /** No usage from the upstream: the input estimate plus the output actually delivered, never more than the hold. */
   async settleEstimated(outputTokens: number, status: number): Promise<Charge> {
     const tokens: TokenUsage = { input: this.sizing.inputTokens, cachedInput: 0, output: outputTokens, reasoning: 0 };
-    const cost = await this.close(Math.min(priceUsage(this.model.rates, tokens), this.sizing.hold), tokens, 'estimated', status);
+    const cost = await this.close(Math.min(priceUsage(this.model.rates, tokens), this.held), tokens, 'estimated', status);
     const usage: JsonObject = { prompt_tokens: tokens.input, total_tokens: tokens.input + tokens.output, cost: nanoToUsd(cost) };
     if (this.model.type === 'chat') {
       usage.completion_tokens = tokens.output;
@@ -204,6 +214,7 @@ export class RequestBill {
       cachedInputTokens: tokens.cachedInput,
       outputTokens: tokens.output,
       reasoningTokens: tokens.reasoning,
+      cacheWriteTokens: tokens.cacheWrite ?? 0,
       cost,
       usageSource: source,
       attempts: this.attempts,

@@ -3,14 +3,16 @@
 import type { TokenUsage } from '../billing/pricing.js';
 import type { ReportedUsage } from './types.js';
 
-export function reportTokens(tokens: TokenUsage): ReportedUsage {
+/** `cacheWrites`: the cache-write count to show the client, when the upstream reported one (even 0). */
+export function reportTokens(tokens: TokenUsage, cacheWrites: number | undefined = tokens.cacheWrite): ReportedUsage {
   return {
     tokens,
     openai: {
       prompt_tokens: tokens.input,
       completion_tokens: tokens.output,
       total_tokens: tokens.input + tokens.output,
-      prompt_tokens_details: { cached_tokens: tokens.cachedInput },
+      // cache_write_tokens only where the upstream reports cache writes.
+      prompt_tokens_details: cacheWrites === undefined ? { cached_tokens: tokens.cachedInput } : { cached_tokens: tokens.cachedInput, cache_write_tokens: cacheWrites },
       completion_tokens_details: { reasoning_tokens: tokens.reasoning },
     },
   };

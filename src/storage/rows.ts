@@ -22,10 +22,11 @@ export interface KeyRow {
   budget_spent: number;
   budget_period_start: number;
   metadata: string;
+  clamp_max_tokens: number;
 }
 
 export const KEY_COLUMNS =
-  'id, name, prefix, balance, held, spent, allowed_models, status, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at, budget_spent, budget_period_start, metadata';
+  'id, name, prefix, balance, held, spent, allowed_models, status, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at, budget_spent, budget_period_start, metadata, clamp_max_tokens';
 
 const NO_METADATA: KeyMetadata = Object.freeze({});
 
@@ -42,6 +43,7 @@ const LIMIT_COLUMNS: Record<keyof LimitsPatch, string> = {
   budget: 'budget',
   budgetPeriod: 'budget_period',
   expiresAt: 'expires_at',
+  clampMaxTokens: 'clamp_max_tokens',
 };
 
 /** `SET` assignments and their values for the fields a patch names (placeholders from `placeholder(i)`). */
@@ -50,7 +52,8 @@ export function limitsAssignments(patch: LimitsPatch, placeholder: (index: numbe
   const values: unknown[] = [];
   for (const [field, column] of Object.entries(LIMIT_COLUMNS) as Array<[keyof LimitsPatch, string]>) {
     if (!(field in patch) || patch[field] === undefined) continue;
-    values.push(patch[field]);
+    const value = patch[field];
+    values.push(typeof value === 'boolean' ? Number(value) : value);
     parts.push(`${column} = ${placeholder(values.length)}`);
   }
   return { sql: parts.join(', '), values };
@@ -95,6 +98,7 @@ export function keyRecordOf(row: KeyRow): KeyRecord {
     expiresAt: row.expires_at,
     budgetSpent: row.budget_spent,
     budgetPeriodStart: row.budget_period_start,
+    clampMaxTokens: row.clamp_max_tokens === 1,
     metadata: parseMetadata(row.metadata),
   };
 }
@@ -114,6 +118,7 @@ export interface UsageRow {
   cost: number;
   usage_source: 'upstream' | 'estimated';
   attempts: string;
+  cache_write_tokens: number;
 }
 
 /** The usage_records columns in insert order, and the values of one record in that order. */
@@ -132,6 +137,7 @@ export const USAGE_COLUMNS = [
   'cost',
   'usage_source',
   'attempts',
+  'cache_write_tokens',
 ] as const;
 
 export function usageValues(usage: UsageRecord): unknown[] {
@@ -151,6 +157,7 @@ export function usageValues(usage: UsageRecord): unknown[] {
     usage.cost,
     usage.usageSource,
     JSON.stringify(attempts),
+    usage.cacheWriteTokens ?? 0,
   ];
 }
 
@@ -170,6 +177,7 @@ export function usageRecordOf(row: UsageRow): UsageRecord {
     reasoningTokens: row.reasoning_tokens,
     cost: row.cost,
     usageSource: row.usage_source,
+    cacheWriteTokens: Number(row.cache_write_tokens),
     attempts: attempts.map((a) => ({ provider: a.provider, status: a.status, durationMs: a.duration_ms })),
   };
 }

@@ -3,6 +3,7 @@
 // single conditional UPDATE that is valid on both dialects.
 import type { BudgetPeriod } from '../billing/budget-period.js';
 import type { Nano } from '../billing/money.js';
+import type { AuditScope } from './ledger-audit.js';
 
 export type KeyStatus = 'active' | 'revoked';
 export type AllowedModels = readonly string[] | '*';
@@ -44,6 +45,8 @@ export interface KeyRecord {
   /** Captured in the budget period that began at `budgetPeriodStart` (stale once a new period began). */
   readonly budgetSpent: Nano;
   readonly budgetPeriodStart: number;
+  /** A refused max_tokens is lowered to what the key can afford instead (product.md §13). */
+  readonly clampMaxTokens: boolean;
   /** The operator's own labels (the admin API's `metadata`): string values by name. */
   readonly metadata: KeyMetadata;
 }
@@ -65,7 +68,10 @@ export interface NewKey {
 }
 
 /** A change to a key's limits: a field that is absent stays; null clears the key's own value. */
-export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & { readonly expiresAt?: number | null };
+export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & {
+  readonly expiresAt?: number | null;
+  readonly clampMaxTokens?: boolean;
+};
 
 /** A change to a key (the admin API's PATCH): a field that is absent stays as it is. */
 export type KeyChange = LimitsPatch & {
@@ -144,6 +150,8 @@ export interface UsageRecord {
   readonly cachedInputTokens: number;
   readonly outputTokens: number;
   readonly reasoningTokens: number;
+  /** Cache writes (inside inputTokens); absent: none reported. */
+  readonly cacheWriteTokens?: number;
   readonly cost: Nano;
   readonly usageSource: UsageSource;
   readonly attempts: readonly Attempt[];
@@ -223,6 +231,15 @@ export interface LedgerAudit {
   readonly activeHolds: number;
 }
 
+/** One broken invariant found by `tollgate audit` (testing.md). */
+export interface LedgerViolation {
+  /** cached_balance, held_vs_active_holds, hold_ends, capture_without_usage, entry_without_hold, expired_hold_active */
+  readonly check: string;
+  readonly keyId: string;
+  readonly requestId: string | null;
+  readonly detail: string;
+}
+
 export interface HoldGrowth {
   readonly requestId: string;
   /** What the hold grows by (nano-dollars): admitted like a new hold of this amount. */
@@ -276,6 +293,8 @@ export interface LedgerStore {
   /** Releases holds whose expiry has passed; returns how many. */
   expireHolds(now: number, limit: number): Promise<number>;
   audit(keyId: string): Promise<LedgerAudit>;
+  /** Every broken billing invariant in the database (or of one key), read in one snapshot. */
+  findViolations(scope: AuditScope): Promise<LedgerViolation[]>;
 }
 
 export interface UsageQuery {

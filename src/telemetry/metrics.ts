@@ -155,9 +155,12 @@ export class GatewayMetrics {
     if (trace.rateLimited) this.rateLimitedByLimit.get(trace.rateLimited)?.inc();
     if (!billed) return;
     const cached = Math.min(billed.cachedInputTokens, billed.inputTokens);
+    // Cache writes are part of the prompt, priced apart (product.md §13): counted as their own kind.
+    const writes = Math.min(billed.cacheWriteTokens ?? 0, billed.inputTokens - cached);
     const reasoning = Math.min(billed.reasoningTokens, billed.outputTokens);
-    if (billed.inputTokens > cached) series.tokens.input.inc(billed.inputTokens - cached);
+    if (billed.inputTokens > cached + writes) series.tokens.input.inc(billed.inputTokens - cached - writes);
     if (cached > 0) series.tokens.cached_input.inc(cached);
+    if (writes > 0) series.tokens.cache_write.inc(writes);
     if (billed.outputTokens > reasoning) series.tokens.output.inc(billed.outputTokens - reasoning);
     if (reasoning > 0) series.tokens.reasoning.inc(reasoning);
     series.chargedNano += billed.cost;

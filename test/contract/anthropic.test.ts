@@ -203,7 +203,10 @@ describe('Anthropic stream recordings', () => {
           prompt_tokens: c.usage.input,
           completion_tokens: c.usage.output,
           total_tokens: c.usage.input + c.usage.output,
-          prompt_tokens_details: { cached_tokens: c.usage.cachedInput },
+          // Recordings that carry Anthropic's cache-write counter report it (cache_write_tokens), even 0.
+          prompt_tokens_details: bytes.includes('cache_creation_input_tokens')
+            ? { cached_tokens: c.usage.cachedInput, cache_write_tokens: c.usage.cacheWrite ?? 0 }
+            : { cached_tokens: c.usage.cachedInput },
           completion_tokens_details: { reasoning_tokens: c.usage.reasoning },
         });
         const got = assemble(run.chunks);

@@ -42,7 +42,7 @@ for (const dialect of await adminDialects()) {
     test('GET /usage lists every request newest first in the §2 row shape, the failed one with cost 0', () => {
       assert.equal(all.length, 9);
       assert.deepEqual(Object.keys(all[0]).sort(), [
-        'attempts', 'cached_input_tokens', 'cost', 'input_tokens', 'key_id', 'model', 'output_tokens', 'provider',
+        'attempts', 'cache_write_tokens', 'cached_input_tokens', 'cost', 'input_tokens', 'key_id', 'model', 'output_tokens', 'provider',
         'reasoning_tokens', 'request_id', 'status', 'time', 'upstream_model', 'usage_source',
       ]);
       const times = all.map((r) => Date.parse(r.time));
@@ -104,6 +104,7 @@ for (const dialect of await adminDialects()) {
             status: Number(record.status),
             input_tokens: Number(record.input_tokens),
             cached_input_tokens: Number(record.cached_input_tokens),
+            cache_write_tokens: Number(record.cache_write_tokens),
             output_tokens: Number(record.output_tokens),
             reasoning_tokens: Number(record.reasoning_tokens),
             cost: Number(record.cost),

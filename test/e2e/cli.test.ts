@@ -18,6 +18,7 @@ const KEY_FIELDS = [
   'balance',
   'budget_resets_at',
   'budget_used',
+  'clamp_max_tokens',
   'created_at',
   'expires_at',
   'held',
@@ -30,6 +31,7 @@ const KEY_FIELDS = [
 ];
 const USAGE_FIELDS = [
   'attempts',
+  'cache_write_tokens',
   'cached_input_tokens',
   'cost',
   'input_tokens',
@@ -240,6 +242,7 @@ describe('tollgate CLI', () => {
         status: 200,
         input_tokens: 11,
         cached_input_tokens: 0,
+        cache_write_tokens: 0,
         output_tokens: 7,
         reasoning_tokens: 0,
         cost: chatCostNano(11, 7) / 1e9,

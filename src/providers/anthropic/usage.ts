@@ -5,9 +5,11 @@ import type { ReportedUsage } from '../types.js';
 import { reportTokens } from '../usage-report.js';
 
 const COUNTERS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
+/** usage.cache_creation: the cache writes by lifetime (5-minute and 1-hour writes are priced apart). */
+const CACHE_CREATION = ['ephemeral_5m_input_tokens', 'ephemeral_1h_input_tokens'] as const;
 
 /** Anthropic's counters as last reported: each field keeps the last value seen (never a sum). */
-export type AnthropicUsageCounts = Partial<Record<(typeof COUNTERS)[number], number>>;
+export type AnthropicUsageCounts = Partial<Record<(typeof COUNTERS)[number] | (typeof CACHE_CREATION)[number], number>>;
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
@@ -19,6 +21,11 @@ export function mergeUsageCounts(counts: AnthropicUsageCounts, raw: unknown): vo
   if (!isJsonObject(raw)) return;
   for (const name of COUNTERS) {
     const value = count(raw[name]);
+    if (value !== undefined) counts[name] = value;
+  }
+  if (!isJsonObject(raw.cache_creation)) return;
+  for (const name of CACHE_CREATION) {
+    const value = count(raw.cache_creation[name]);
     if (value !== undefined) counts[name] = value;
   }
 }
@@ -33,7 +40,12 @@ export function reportAnthropicUsage(counts: AnthropicUsageCounts, thinkingText:
   const { input_tokens: uncached, output_tokens: output } = counts;
   if (uncached === undefined || output === undefined) return null;
   const cached = counts.cache_read_input_tokens ?? 0;
-  const input = uncached + cached + (counts.cache_creation_input_tokens ?? 0);
+  // The breakdown by lifetime, when given, is the more precise count; the total covers older API versions.
+  const writes1h = counts.ephemeral_1h_input_tokens ?? 0;
+  const writes = Math.max(counts.cache_creation_input_tokens ?? 0, (counts.ephemeral_5m_input_tokens ?? 0) + writes1h);
+  const input = uncached + cached + writes;
   const reasoning = Math.min(countText(thinkingText), output);
-  return reportTokens({ input, cachedInput: cached, output, reasoning });
+  const cacheReported = counts.cache_creation_input_tokens !== undefined || counts.ephemeral_5m_input_tokens !== undefined;
+  const tokens = { input, cachedInput: cached, output, reasoning, ...(writes > 0 ? { cacheWrite: writes, cacheWrite1h: writes1h } : {}) };
+  return reportTokens(tokens, cacheReported ? writes : undefined);
 }

@@ -24,5 +24,9 @@ export function readOpenAIUsage(raw: unknown): ReportedUsage | null {
   const cached = count(promptDetails?.cached_tokens) ?? count(raw.prompt_cache_hit_tokens) ?? 0;
   const reasoning = count(completionDetails?.reasoning_tokens) ?? 0;
   const openai: JsonObject = { ...raw, completion_tokens: output, total_tokens: prompt + output };
-  return { tokens: { input: prompt, cachedInput: Math.min(cached, prompt), output, reasoning }, openai };
+  // Servers that bill prompt-cache writes (OpenRouter and other proxies of Anthropic models) report them here.
+  const cacheWrite = count(promptDetails?.cache_write_tokens);
+  const cachedInput = Math.min(cached, prompt);
+  const tokens = { input: prompt, cachedInput, output, reasoning };
+  return { tokens: !cacheWrite ? tokens : { ...tokens, cacheWrite: Math.min(cacheWrite, prompt - cachedInput) }, openai };
 }

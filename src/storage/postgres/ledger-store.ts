@@ -19,7 +19,9 @@ import type {
   SettleOutcome,
   SettleResult,
   UsageRecord,
+  LedgerViolation,
 } from '../types.js';
+import { auditQueries, runAuditQueries, violationsFrom, type AuditScope } from '../ledger-audit.js';
 import { refusalOf, SHARED_SQL, USAGE_COLUMNS, usageValues, type KeyAdmissionRow } from '../rows.js';
 import { inTransaction, type PostgresPool } from './connection.js';
 import { LedgerBatcher, type BatchOp, type BatchResult } from './ledger-batcher.js';
@@ -164,6 +166,22 @@ export class PostgresLedgerStore implements LedgerStore {
 
   private submit(op: BatchOp): Promise<BatchResult> {
     return this.batcher.submit(op);
+  }
+
+  findViolations(scope: AuditScope): Promise<LedgerViolation[]> {
+    // One REPEATABLE READ snapshot for every check.
+    return inTransaction(
+      this.pool,
+      async (client) =>
+        violationsFrom(
+          await runAuditQueries(auditQueries(scope), async ({ sql, params }) => {
+            let i = 0;
+            const text = sql.replace(/\?/g, () => `$${++i}`);
+            return (await client.query<Record<string, unknown>>(text, [...params])).rows;
+          }),
+        ),
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
   }
 
   audit(keyId: string): Promise<LedgerAudit> {

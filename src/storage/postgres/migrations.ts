@@ -3,7 +3,7 @@
 // Money columns are BIGINT nano-dollars; times are epoch milliseconds unless named *_at TEXT.
 import type { Migration } from '../sqlite/migrations.js';
 
-export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+const SHIPPED: readonly Migration[] = [
   {
     version: 1,
     name: 'keys-holds-ledger-usage',
@@ -564,6 +564,41 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_records_by_seq ON usage_records (seq);
       CREATE INDEX usage_records_by_key_seq ON usage_records (key_id, seq);
       CREATE INDEX ledger_entries_by_key_id ON ledger_entries (key_id, id);
+    `,
+  },
+];
+
+/**
+ * Migration 5's tollgate_ledger_batch, writing usage rows with their cache_write_tokens: derived from the
+ * shipped text (never edited) by three exact replacements, each checked, so the two cannot drift apart.
+ */
+function ledgerBatchWithCacheWrites(): string {
+  const shipped = SHIPPED.find((m) => m.version === 5)!.sql;
+  const start = shipped.indexOf('CREATE FUNCTION tollgate_ledger_batch(');
+  const end = shipped.indexOf('END $$;', start) + 'END $$;'.length;
+  let text = shipped.slice(start, end).replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION');
+  const edits: Array<[string, string]> = [
+    ['reasoning_tokens, cost, usage_source, attempts)', 'reasoning_tokens, cost, usage_source, attempts, cache_write_tokens)'],
+    ['LEAST(v_charged, u.cost), u.usage_source, u.attempts', 'LEAST(v_charged, u.cost), u.usage_source, u.attempts, COALESCE(u.cache_write_tokens, 0)'],
+    ['usage_source TEXT, attempts TEXT)', 'usage_source TEXT, attempts TEXT, cache_write_tokens INTEGER)'],
+  ];
+  for (const [from, to] of edits) {
+    if (start < 0 || !text.includes(from)) throw new Error(`postgres migration 7: "${from}" not found in tollgate_ledger_batch`);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  ...SHIPPED,
+  {
+    version: 7,
+    name: 'cache-writes-and-clamp',
+    // See the SQLite migration 7; and the group commit's function records the cache-write count too.
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE api_keys ADD COLUMN clamp_max_tokens INTEGER NOT NULL DEFAULT 0;
+      ${ledgerBatchWithCacheWrites()}
     `,
   },
 ];

@@ -16,7 +16,9 @@ import type {
   Settlement,
   SettleResult,
   UsageRecord,
+  LedgerViolation,
 } from '../types.js';
+import { auditQueries, violationsFrom, type AuditRows, type AuditScope } from '../ledger-audit.js';
 import { budgetUsedOf, KEY_ADMISSION_COLUMNS, refusalOf, SHARED_SQL, USAGE_COLUMNS, usageValues, type KeyAdmissionRow } from '../rows.js';
 import type { SqliteDatabase } from './connection.js';
 import type { WriteBatcher } from './write-batcher.js';
@@ -201,6 +203,19 @@ export class SqliteLedgerStore implements LedgerStore {
 
   async expireHolds(now: number, limit: number): Promise<number> {
     return this.expireTx.immediate(now, limit);
+  }
+
+  async findViolations(scope: AuditScope): Promise<LedgerViolation[]> {
+    const queries = auditQueries(scope);
+    // better-sqlite3 is synchronous: every check reads inside one transaction (one snapshot).
+    const rows = this.db
+      .transaction(() => {
+        const out: Record<string, Array<Record<string, unknown>>> = {};
+        for (const [name, query] of Object.entries(queries)) out[name] = this.db.prepare(query.sql).all(...query.params) as Array<Record<string, unknown>>;
+        return out as AuditRows;
+      })
+      .deferred();
+    return violationsFrom(rows);
   }
 
   async audit(keyId: string): Promise<LedgerAudit> {

@@ -161,4 +161,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_records_by_key ON usage_records (key_id);
     `,
   },
+  {
+    version: 7,
+    name: 'cache-writes-and-clamp',
+    // Cache-write tokens per request (priced apart from input, product.md §13), and the key's choice to
+    // have an unaffordable max_tokens lowered instead of refused (clamp).
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE api_keys ADD COLUMN clamp_max_tokens INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

@@ -60,7 +60,8 @@ describe('parseConfig: a valid file', () => {
 
   test('converts prices to exact nano-dollar rates per 1M tokens', () => {
     const model = parse(MINIMAL).models.get('gpt-4o-mini')!;
-    assert.deepEqual(model.rates, { input: 150_000_000n, output: 600_000_000n, cachedInput: 75_000_000n });
+    // cache_write (and cache_write_1h after it) default to the input price.
+    assert.deepEqual(model.rates, { input: 150_000_000n, output: 600_000_000n, cachedInput: 75_000_000n, cacheWrite: 150_000_000n, cacheWrite1h: 150_000_000n });
     assert.deepEqual(model.displayPrice, { input: 0.15, output: 0.6, cached_input: 0.075 });
   });
 
@@ -70,6 +71,8 @@ describe('parseConfig: a valid file', () => {
       input: 3_000_000_000n,
       output: 15_000_000_000n,
       cachedInput: 3_000_000_000n,
+      cacheWrite: 3_000_000_000n,
+      cacheWrite1h: 3_000_000_000n,
     });
   });
 
@@ -92,7 +95,7 @@ describe('parseConfig: a valid file', () => {
       writeStallMs: 30_000,
       corsOrigins: [],
     });
-    assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30 });
+    assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30, holdMode: 'full', growingStepTokens: 1024, idempotencyMaxBytes: 1_048_576 });
     assert.deepEqual(config.metrics, { token: undefined });
     assert.deepEqual(config.log, { level: undefined, format: undefined, bodies: false });
     assert.equal(config.database, `sqlite:${resolve('/etc/tollgate', 'data/tollgate.db')}`);
@@ -142,7 +145,7 @@ billing:
     assert.equal(config.server.requestTimeoutMs, 60_000);
     assert.equal(config.server.keepAliveTimeoutMs, 5000);
     assert.equal(config.server.writeStallMs, 1500);
-    assert.deepEqual(config.billing, { holdTtlSeconds: 120, sweepIntervalSeconds: 7 });
+    assert.deepEqual(config.billing, { holdTtlSeconds: 120, sweepIntervalSeconds: 7, holdMode: 'full', growingStepTokens: 1024, idempotencyMaxBytes: 1_048_576 });
   });
 
   test('returns a frozen config', () => {
@@ -289,7 +292,7 @@ describe('parseConfig: invalid values', () => {
     upstreams: [{ provider: openai-main, model: text-embedding-3-small }]
     price: { input: 0.02, output: 0.01 }
 `;
-    assert.deepEqual(problemsOf(yaml), ['models.text-embedding-3-small.price: embedding models have an input price only']);
+    assert.deepEqual(problemsOf(yaml), ['models.text-embedding-3-small.price.output: embedding models have an input price (and an optional request fee) only']);
   });
 
   test('accepts an embedding model with an input price only', () => {
@@ -302,7 +305,7 @@ describe('parseConfig: invalid values', () => {
     const model = parse(yaml).models.get('text-embedding-3-small')!;
     assert.equal(model.type, 'embedding');
     assert.equal(model.maxOutputTokens, undefined);
-    assert.deepEqual(model.rates, { input: 20_000_000n, output: 0n, cachedInput: 20_000_000n });
+    assert.deepEqual(model.rates, { input: 20_000_000n, output: 0n, cachedInput: 20_000_000n, cacheWrite: 20_000_000n, cacheWrite1h: 20_000_000n });
     assert.deepEqual(model.displayPrice, { input: 0.02 });
   });
 
@@ -455,7 +458,7 @@ describe('loadConfig', () => {
     assert.equal(local.basePath, '/v1');
     assert.equal(config.models.get('local-llama')!.upstreams[0]!.model, 'llama3.2');
     assert.equal(config.models.get('local-embed')!.upstreams[0]!.model, 'nomic-embed-text');
-    assert.deepEqual(config.models.get('o4-mini')!.rates, { input: 1_100_000_000n, output: 4_400_000_000n, cachedInput: 275_000_000n });
+    assert.deepEqual(config.models.get('o4-mini')!.rates, { input: 1_100_000_000n, output: 4_400_000_000n, cachedInput: 275_000_000n, cacheWrite: 1_100_000_000n, cacheWrite1h: 1_100_000_000n });
     assert.deepEqual(config.warnings, [
       'provider openai (openai) has no api_key: calls routed to it will fail with upstream_error',
       'provider anthropic (anthropic) has no api_key: calls routed to it will fail with upstream_error',

@@ -56,7 +56,7 @@ async function openBill(): Promise<{ bill: RequestBill; hold: number }> {
     drains: new DrainSlots(),
     limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, trace: new RequestTrace(() => {}) };
+  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, trace: new RequestTrace(() => {}), dryRun: false, clamp: false };
   const route = resolveRoute(CONFIG, '*', 'llama', 'chat');
   const rates = route.model.rates;
   const hold = sizeChatHold(rates, INPUT_TOKENS, MAX_OUTPUT, 1);

@@ -128,12 +128,13 @@ describe('parseAnthropicChatResponse', () => {
       }),
       TARGET,
     );
-    assert.deepEqual(usage?.tokens, { input: 1150, cachedInput: 1000, output: 7, reasoning: 0 });
+    // Without the breakdown by lifetime, every write is a 5-minute one.
+    assert.deepEqual(usage?.tokens, { input: 1150, cachedInput: 1000, output: 7, reasoning: 0, cacheWrite: 50, cacheWrite1h: 0 });
     assert.deepEqual(body.usage, {
       prompt_tokens: 1150,
       completion_tokens: 7,
       total_tokens: 1157,
-      prompt_tokens_details: { cached_tokens: 1000 },
+      prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 50 },
       completion_tokens_details: { reasoning_tokens: 0 },
     });
   });

@@ -162,7 +162,7 @@ describe('AnthropicChatStreamTranslator', () => {
   test('the last reported counters win, including cache counters restated by message_delta', () => {
     const start = { ...START, message: { ...START.message, usage: { input_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 7, output_tokens: 1 } } };
     const { translator } = run([start, delta('end_turn', { output_tokens: 3, cache_read_input_tokens: 120 }), delta('end_turn', { output_tokens: 4 }), STOP]);
-    assert.deepEqual(translator.usage?.tokens, { input: 5 + 120 + 7, cachedInput: 120, output: 4, reasoning: 0 });
+    assert.deepEqual(translator.usage?.tokens, { input: 5 + 120 + 7, cachedInput: 120, output: 4, reasoning: 0, cacheWrite: 7, cacheWrite1h: 0 });
     assert.equal(translator.finished, true);
   });
 

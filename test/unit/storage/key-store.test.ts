@@ -52,6 +52,7 @@ for (const dialect of await storeDialects()) {
           expiresAt: null,
           budgetSpent: 0,
           budgetPeriodStart: 0,
+          clampMaxTokens: false,
           metadata: {},
         });
       });

@@ -44,6 +44,7 @@ for (const dialect of await storeDialects()) {
         cachedInputTokens: 200,
         outputTokens: 50,
         reasoningTokens: 10,
+        cacheWriteTokens: 0,
         cost,
         usageSource: 'upstream',
         attempts: [{ provider: 'openai-main', status: 200, durationMs: 321 }],

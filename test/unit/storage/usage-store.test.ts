@@ -31,6 +31,7 @@ for (const dialect of await storeDialects()) {
         cachedInputTokens: 0,
         outputTokens: 5,
         reasoningTokens: 0,
+        cacheWriteTokens: 0,
         cost: 4_500,
         usageSource: 'upstream',
         attempts: [],
@@ -50,6 +51,7 @@ for (const dialect of await storeDialects()) {
           status: 499,
           cachedInputTokens: 3,
           reasoningTokens: 2,
+          cacheWriteTokens: 7,
           usageSource: 'estimated',
           attempts: [
             { provider: 'openai-main', status: 503, durationMs: 12 },

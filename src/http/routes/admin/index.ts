@@ -6,6 +6,7 @@ import { GatewayError } from '../../../errors.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from '../../json-body.js';
 import type { AdminDeps } from './admin-deps.js';
 import { adminTokenCheck } from './admin-auth.js';
+import { registerAuditRoute } from './audit-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 
@@ -36,6 +37,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
       });
       registerKeyRoutes(api, deps);
       registerUsageRoutes(api, deps);
+      registerAuditRoute(api, deps);
     },
     { prefix: '/admin/v1' },
   );
