@@ -154,6 +154,9 @@ describe('GET /admin/v1/audit', () => {
     assert.deepEqual(report.violations.map((v: Json) => [v.check, v.key_id]), [['cached_balance', key.id]]);
     assert.match(report.violations[0].detail, /cached spent/);
     assertError(await admin(a.gw, 'GET', '/audit?bogus=1'), 400, 'invalid_request');
+    // (The admin API also sets a key's clamp_max_tokens.)
+    assert.equal((await adminOk(a.gw, 'PATCH', `/keys/${key.id}`, { body: { clamp_max_tokens: true } })).clamp_max_tokens, true);
+    assertError(await admin(a.gw, 'PATCH', `/keys/${key.id}`, { body: { clamp_max_tokens: 'maybe' } }), 400, 'invalid_request');
     assertError(await admin(a.gw, 'GET', '/audit', { token: null }), 401, 'invalid_admin_token');
   });
 });

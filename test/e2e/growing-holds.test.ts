@@ -20,7 +20,7 @@ const BILLING = `billing:\n  hold_mode: growing\n  growing_step_tokens: ${STEP}\
 const BODY = { model: 'gpt-test', stream: true, max_tokens: 1000, messages: [{ role: 'user', content: 'Write at length.' }] };
 
 /** A long stream, one token per upstream read (each piece its own event, written apart). */
-const longStream = (pieces: number) => slowDrip(1, sseFromChunks(chatChunks({ content: Array.from({ length: pieces }, () => ' w') })));
+const longStream = (pieces: number) => slowDrip(10, sseFromChunks(chatChunks({ content: Array.from({ length: pieces }, () => ' w') })));
 
 interface Dialect {
   gw: GatewayProcess;

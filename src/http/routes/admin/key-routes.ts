@@ -27,6 +27,8 @@ const patchBody = z.strictObject({
   allowed_models: modelsField.optional(),
   limits: limitsObject.optional(),
   expires_at: expiresField,
+  /** Lower an unaffordable max_tokens instead of a 402 (product.md §13). */
+  clamp_max_tokens: z.union([z.boolean(), z.string()]).optional(),
   metadata: metadataField.optional(),
 });
 
@@ -72,7 +74,11 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.allowed_models !== undefined ? { allowedModels: body.allowed_models } : {}),
       ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
-      limits: { ...body.limits, ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}) },
+      limits: {
+        ...body.limits,
+        ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}),
+        ...(body.clamp_max_tokens !== undefined ? { clamp_max_tokens: body.clamp_max_tokens } : {}),
+      },
     });
     return keyObject(key, config);
   });
