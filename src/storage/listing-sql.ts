@@ -154,6 +154,7 @@ const LIMIT_COLUMNS = {
   budget: 'budget',
   budgetPeriod: 'budget_period',
   expiresAt: 'expires_at',
+  clampMaxTokens: 'clamp_max_tokens',
 } as const;
 
 /** The assignments of a KeyChange (null when nothing changes); the key id is the last value. */
@@ -168,7 +169,8 @@ export function keyUpdateSql(id: string, change: KeyChange, placeholder: Placeho
   if (change.allowedModels !== undefined) set('allowed_models', serialiseAllowList(change.allowedModels));
   if (change.metadata !== undefined) set('metadata', JSON.stringify(change.metadata));
   for (const [field, column] of Object.entries(LIMIT_COLUMNS) as Array<[keyof typeof LIMIT_COLUMNS, string]>) {
-    if (change[field] !== undefined) set(column, change[field]);
+    // Booleans (clamp_max_tokens) are stored as 0/1 on both dialects.
+    if (change[field] !== undefined) set(column, typeof change[field] === 'boolean' ? Number(change[field]) : change[field]);
   }
   if (parts.length === 0) return null;
   values.push(id);
