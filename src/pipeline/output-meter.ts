@@ -5,11 +5,16 @@ import { COUNT_BUDGET_MS, TokenTally } from '../billing/token-tally.js';
 import { isJsonObject, type JsonObject } from '../json-object.js';
 
 export class OutputMeter {
-  private readonly tally = new TokenTally(COUNT_BUDGET_MS);
+  private readonly tally: TokenTally;
   /** Any content, reasoning or tool call reached the client. */
   sawOutput = false;
   /** A choice finished (finish_reason set). */
   sawFinish = false;
+
+  /** `tally` is injectable so that a test can count without a wall-clock budget. */
+  constructor(tally: TokenTally = new TokenTally(COUNT_BUDGET_MS)) {
+    this.tally = tally;
+  }
 
   observeChunk(chunk: JsonObject): void {
     const choices = chunk.choices;

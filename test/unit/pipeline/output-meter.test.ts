@@ -2,6 +2,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { countText } from '../../../src/billing/token-count.js';
+import { COUNT_BUDGET_MS, TokenTally } from '../../../src/billing/token-tally.js';
 import { OutputMeter } from '../../../src/pipeline/output-meter.js';
 
 function chunk(delta: Record<string, unknown>, finish: string | null = null) {
@@ -38,7 +39,9 @@ describe('OutputMeter', () => {
 
   test('counts a long stream, as it arrives, exactly as the tokenizer counts its joined text', () => {
     const words = 'The meter counts what the client received, ' + 'with reasoning, code `x = f(y)` and 数字 123. ';
-    const meter = new OutputMeter();
+    // A clock that never advances: exactness is under test here, not the time budget (a loaded machine
+    // spent the real 50 ms before the end and the rest was estimated; token-tally's tests cover the budget).
+    const meter = new OutputMeter(new TokenTally(COUNT_BUDGET_MS, () => 0));
     const deltas: string[] = [];
     for (let i = 0; i < 3_000; i++) {
       const delta = `${words.slice(0, 5 + (i % 40))}${i} `;
