@@ -13,6 +13,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { pino } from 'pino';
 import { parseConfig } from '../dist/config/load.js';
+import { addBilledFields } from '../dist/http/request-end.js';
 import { REDACTED_PATHS } from '../dist/log.js';
 import { GatewayMetrics } from '../dist/telemetry/metrics.js';
 import { RequestTrace } from '../dist/telemetry/request-trace.js';
@@ -73,16 +74,7 @@ function newRequest(i) {
     const billed = t.billed;
     const line = { requestId: r.requestId, method: 'POST', path: '/v1/chat/completions', status: t.clientStatus(), ms: Math.round(performance.now() - t.startedAt) };
     line.keyId = r.keyId;
-    line.model = billed.model;
-    line.provider = billed.provider;
-    line.upstreamModel = billed.upstreamModel;
-    line.inputTokens = billed.inputTokens;
-    line.cachedInputTokens = billed.cachedInputTokens;
-    line.outputTokens = billed.outputTokens;
-    line.reasoningTokens = billed.reasoningTokens;
-    line.cost = billed.cost;
-    line.usageSource = billed.usageSource;
-    line.attempts = billed.attempts.length;
+    addBilledFields(line, billed);
     after.info(line, 'request');
   });
   for (let w = 0; w < 2; w++) {
