@@ -15,6 +15,7 @@ import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
 import { GatewayMetrics } from './telemetry/metrics.js';
+import { collectStartupGarbage, releaseYoungGeneration } from './heap-growth.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -70,6 +71,10 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   });
   // The tokenizer's vocabulary (5 MB, tens of ms to read) now, not in the first request's time.
   loadTokenizer();
+  // Startup's allocations are done: its garbage goes now, not in a request's time, and from here on
+  // the young generation grows with the load (docs/adr/0025-heap-growth.md).
+  collectStartupGarbage();
+  releaseYoungGeneration();
   const host = options.host ?? config.server.host;
   try {
     await server.listen({ host, port: options.port ?? config.server.port });

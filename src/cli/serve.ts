@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { parseWorkerCount } from '../cluster/worker-count.js';
 import type { WorkerReady } from '../cluster/supervisor.js';
 import type { Config } from '../config/types.js';
+import { limitHeapGrowth } from '../heap-growth.js';
 import { openDatabase } from '../open-database.js';
 import { CliError, loadCommandConfig } from './context.js';
 
@@ -43,6 +44,8 @@ export function registerServeCommand(program: Command): void {
       const workers = opts.workers === undefined ? 1 : parseWorkerCount(opts.workers);
       if (workers === undefined) throw new CliError(`--workers must be a number from 1 to 256 or auto, got "${opts.workers}"`);
       const config = loadCommandConfig(command);
+      // Before the server allocates anything: the old generation's growth between full collections.
+      limitHeapGrowth();
       if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers);
       // Loaded here so that the other commands do not pay for the server (and the tokenizer) at start.
       const [{ createLogger, logLevelFrom }, { startGateway }] = await Promise.all([import('../log.js'), import('../main.js')]);
