@@ -28,16 +28,22 @@ CLASS[0x0d] = NEWLINE;
 /** Returned by asciiPiece when the piece depends on a non-ASCII character: ask the pattern. */
 const ASK_PATTERN = -1;
 
+/**
+ * The class of text[i]; -1 for a non-ASCII character or past the end. Nothing here reads past the end
+ * of the text: a charCodeAt out of bounds (NaN) sends V8's optimized code down a slower path (~15 %).
+ */
 const classAt = (text: string, i: number): number => {
+  if (i >= text.length) return -1;
   const c = text.charCodeAt(i);
   return c < 0x80 ? CLASS[c]! : -1;
 };
 
 /** After a letter run: the optional contraction ('s 'd 'm 't 'll 've 're, any case). */
 function contractionEnd(text: string, i: number): number {
-  if (text.charCodeAt(i) !== 0x27) return i;
+  if (i + 1 >= text.length || text.charCodeAt(i) !== 0x27) return i;
   const a = text.charCodeAt(i + 1) | 0x20;
   if (a === 0x73 || a === 0x64 || a === 0x6d || a === 0x74) return i + 2;
+  if (i + 2 >= text.length) return i;
   const b = text.charCodeAt(i + 2) | 0x20;
   if ((a === 0x6c && b === 0x6c) || (a === 0x76 && b === 0x65) || (a === 0x72 && b === 0x65)) return i + 3;
   return i;
@@ -79,7 +85,10 @@ function asciiPiece(text: string, start: number): number {
     let c = classAt(text, i);
     while (c === OTHER) c = classAt(text, ++i);
     if (c === -1 && i < text.length) return ASK_PATTERN; // non-ASCII symbols would join the run
-    for (let code = text.charCodeAt(i); code === 0x0a || code === 0x0d || code === 0x2f; code = text.charCodeAt(++i));
+    for (; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (code !== 0x0a && code !== 0x0d && code !== 0x2f) break;
+    }
     return i;
   }
   // White space: the run, and where its last line break is.
