@@ -34,7 +34,7 @@ export async function fetchUpstreamJson(
   request: UpstreamRequest,
   bill: RequestBill,
 ): Promise<unknown> {
-  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, undefined, bill.stop);
+  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, undefined, bill);
   const startedAt = performance.now();
   let recorded = false;
   try {

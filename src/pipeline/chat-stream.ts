@@ -71,7 +71,7 @@ async function openStream(
   plan: UpstreamPlan,
   bill: RequestBill,
 ): Promise<OpenedStream> {
-  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), bill.stop);
+  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), bill);
   const startedAt = performance.now();
   let stream: UpstreamStream | undefined;
   try {
@@ -150,7 +150,7 @@ async function finish(client: ClientRequest, stream: UpstreamStream, bill: Reque
   const { translator, meter } = stream;
   // The hold was lost (it expired while the stream ran and the key can no longer cover it): the stream
   // was cut short on purpose and ends with that error.
-  if (bill.stop.aborted) failure = bill.stop.reason;
+  if (bill.stopReason) failure = bill.stopReason;
   if (client.signal.aborted) {
     // Nobody to answer: settle on what is known (exact usage if it had arrived, or was drained).
     if (translator.usage) await bill.settleExact(translator.usage, 499);

@@ -29,12 +29,16 @@ export class RequestBill {
   /** While the request is in flight its hold is kept from expiring (a long stream, a slow first byte). */
   private readonly keepAlive: NodeJS.Timeout;
   private renewing: Promise<void> | undefined;
-  private readonly stopper = new AbortController();
   /**
-   * Aborted, with the GatewayError to answer, when the hold expired while the request ran (a paused
+   * Set, with the GatewayError to answer, when the hold expired while the request ran (a paused
    * process, another gateway's sweeper) and the key can no longer cover it: the request must end.
    */
-  readonly stop: AbortSignal = this.stopper.signal;
+  stopReason: GatewayError | undefined;
+  /**
+   * The running upstream attempt's listener for stopReason. Plain functions, not an AbortSignal: a bill
+   * is stopped almost never, and Node's EventTarget costs ~2 µs per request to create and subscribe to.
+   */
+  private stopListeners: Set<() => void> | undefined;
   /** Set once an upstream answered with success: from then on it has done work that a fault must not make free. */
   private outputSoFar: (() => number) | undefined;
   /** What the hold amounts to now: the sizing's hold, plus the steps a growing hold added. */
@@ -61,7 +65,8 @@ export class RequestBill {
     const result = await this.deps.ledger.renew(this.client.key, this.client.requestId);
     if (result === 'failed' || result.outcome !== 'refused' || this.closed) return;
     clearInterval(this.keepAlive);
-    this.stopper.abort(refusalError(result.refusal, this.sizing, this.client.key, this.deps.config.limits, Date.now()));
+    this.stopReason = refusalError(result.refusal, this.sizing, this.client.key, this.deps.config.limits, Date.now());
+    for (const listener of this.stopListeners ?? []) listener();
   }
 
   /**
@@ -89,6 +94,15 @@ export class RequestBill {
     }
     client.trace.billOpened(candidate.provider.id);
     return new RequestBill(deps, client, model, candidate, sizing, rate);
+  }
+
+  /** Calls `listener` when the request is stopped (stopReason set). */
+  addStopListener(listener: () => void): void {
+    (this.stopListeners ??= new Set()).add(listener);
+  }
+
+  removeStopListener(listener: () => void): void {
+    this.stopListeners?.delete(listener);
   }
 
   /** Grows the hold by `amount` (atomic admission, like a new hold); false when the key cannot cover it. */
@@ -164,9 +178,9 @@ export class RequestBill {
    * failure releases the hold.
    */
   async abandon(error: unknown): Promise<Error> {
-    if (this.stop.aborted) {
+    if (this.stopReason) {
       // The hold was lost while an upstream call ran: it had read the prompt (charged only through admission).
-      const lost = this.stop.reason as GatewayError;
+      const lost = this.stopReason;
       await this.settleEstimated(0, lost.status);
       return lost;
     }
