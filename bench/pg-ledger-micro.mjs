@@ -3,7 +3,7 @@
 // key (or --keys N spread keys), for --duration seconds. Reports requests/s, the p50/p99 of the three
 // round trips together, and the CPU the PostgreSQL backends and this process used per request, so a
 // change to the batch function or the batchers can be judged without the HTTP layers around it.
-// Run: npm run build && node bench/pg-ledger-micro.mjs [--postgres URL] [--concurrency 50] [--duration 6] [--keys 1] [--no-lookup]
+// Run: npm run build && node bench/pg-ledger-micro.mjs [--postgres URL] [--concurrency 50] [--duration 6] [--keys 1] [--no-lookup] [--stores 1]
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
@@ -18,11 +18,13 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '6' },
     keys: { type: 'string', default: '1' },
     'no-lookup': { type: 'boolean', default: false },
+    stores: { type: 'string', default: '1' },
   },
 });
 const C = Number(values.concurrency);
 const DURATION_MS = Number(values.duration) * 1000;
 const KEYS = Number(values.keys);
+const STORES = Number(values.stores);
 
 /** utime + stime of every postgres process, in ms (the backends serving us among them). */
 function postgresCpuMs() {
@@ -45,6 +47,9 @@ function postgresCpuMs() {
 
 const schema = await createBenchSchema(values.postgres);
 const store = await openStore(schema.url, { busyTimeoutMs: 5000 });
+// --stores N: N stores (N pools, N batchers) in this process, as N gateways would have, requests spread over them.
+const stores = [store];
+for (let i = 1; i < STORES; i++) stores.push(await openStore(schema.url, { busyTimeoutMs: 5000 }));
 try {
   const keys = [];
   for (let i = 0; i < KEYS; i++) {
@@ -62,6 +67,7 @@ try {
 
   async function oneRequest(n) {
     const key = keys[n % keys.length];
+    const store = stores[n % stores.length];
     const t0 = performance.now();
     if (!values['no-lookup'] && !(await store.keys.findByHash(key.hash))) throw new Error('key not found');
     const requestId = randomUUID();
@@ -120,6 +126,6 @@ try {
     violations: violations.length,
   }));
 } finally {
-  await store.close();
+  for (const s of stores) await s.close();
   await schema.drop();
 }
