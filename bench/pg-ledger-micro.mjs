@@ -114,7 +114,7 @@ try {
   await Promise.all(workers);
   latencies.sort((a, b) => a - b);
   const q = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  const violations = await store.ledger.findViolations({});
+  const violations = await store.ledger.findViolations({ keyId: undefined, staleBefore: Date.now() });
   console.log(JSON.stringify({
     concurrency: C,
     keys: KEYS,

@@ -7,7 +7,7 @@ import { newRequestId } from '../request-id.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { IdempotencyStore, KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
 import type { GatewayMetrics } from '../telemetry/metrics.js';
-import { authenticate } from './auth.js';
+import { authenticate, HOLDING_REQUEST_KEY_MAX_AGE_MS } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { registerCors } from './cors.js';
 import { registerDashboard } from './dashboard.js';
@@ -107,7 +107,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       // Before the key check: a browser's preflight carries no key.
       await registerCors(api, deps.config.server.corsOrigins);
       api.addHook('onRequest', async function requireKey(request) {
-        request.apiKey = await authenticate(deps.keys, request.headers.authorization);
+        // A POST (chat, embeddings) places a hold that re-checks the key, unless it is a dry run (a quote
+        // shows the key's balance, so it reads it now).
+        const holding = request.method === 'POST' && request.headers['x-tollgate-dry-run'] !== '1';
+        request.apiKey = await authenticate(deps.keys, request.headers.authorization, holding ? HOLDING_REQUEST_KEY_MAX_AGE_MS : 0);
       });
       api.addHook('preHandler', async function rateLimitState(request, reply) {
         // Chat and embeddings set these at admission, counting the request; other answers only read them.

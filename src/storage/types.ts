@@ -256,8 +256,12 @@ export type GrowOutcome = { readonly outcome: 'grown' | 'expired' | 'closed' | '
 
 export interface KeyStore {
   create(key: NewKey): Promise<KeyRecord>;
-  /** Any status: the caller decides what a revoked key may do. */
-  findByHash(secretHash: string): Promise<KeyRecord | undefined>;
+  /**
+   * Any status: the caller decides what a revoked key may do. `maxAgeMs` > 0: an active key this process
+   * read at most that long ago may answer instead of the database (PostgreSQL; SQLite always reads) —
+   * only for requests whose hold re-checks the key's status and expiry (docs/adr/0027-recent-key-rows.md).
+   */
+  findByHash(secretHash: string, maxAgeMs?: number): Promise<KeyRecord | undefined>;
   get(id: string): Promise<KeyRecord | undefined>;
   list(): Promise<KeyRecord[]>;
   topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined>;

@@ -53,13 +53,14 @@ function sqliteReader(dbPath: string): LedgerReader {
     async snapshot(keyId) {
       return readDatabase(dbPath, (db) => {
         const one = <T>(sql: string) => db.prepare(sql.replace(/\$\d/g, '?')).get(keyId) as T;
-        const key = one<{ balance: number; held: number; spent: number }>(SNAPSHOT_SQL.key);
-        return {
-          ...key,
+        // One read transaction, as the PostgreSQL reader's REPEATABLE READ: separate reads could see the
+        // key row before a commit and the entries after it (a false "cached != derived").
+        return db.transaction(() => ({
+          ...one<{ balance: number; held: number; spent: number }>(SNAPSHOT_SQL.key),
           derived: one<Snapshot['derived']>(SNAPSHOT_SQL.derived),
           topups: one<{ n: number }>(SNAPSHOT_SQL.topups).n,
           activeHolds: one<{ n: number }>(SNAPSHOT_SQL.active).n,
-        };
+        }))();
       });
     },
     async entries(requestId) {

@@ -92,6 +92,27 @@ describe('PostgreSQL storage: three gateways on one database', { skip }, () => {
     assert.deepEqual(rows.map((r) => r.usage_source), ['upstream', 'upstream']);
   });
 
+  test('a key revoked with one gateway\'s CLI is refused by another at once, though that one read the key a moment ago', async () => {
+    mock.reset();
+    const key = await a.createKey({ name: 'revoked-elsewhere', balance: 1 });
+    const client = sdk(a, key.key);
+    // Gateway a has just read the key for a chat (a record it may reuse for a second, ADR 0027).
+    await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 20 });
+    await b.cli(['keys', 'revoke', key.id]);
+    const refused = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Again' }], max_tokens: 20 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof APIError, 'the chat after the revocation fails');
+    assert.equal(refused.status, 401);
+    assert.equal((refused.error as { code?: string } | undefined)?.code, 'invalid_api_key');
+    assert.equal(mock.requests.length, 1, 'no upstream call after the revocation');
+    const own = await fetch(`${a.baseURL}/key`, { headers: { authorization: `Bearer ${key.key}` } });
+    assert.equal(own.status, 401, 'GET /v1/key reads the key afresh');
+    await expectSettled(store, key.id);
+    assert.equal((await usageRows(b, key.id)).length, 1, 'one usage row: the call before the revocation');
+  });
+
   test('500 concurrent streams over three gateways (group commit) on a key that covers exactly 100 holds: exactly 100 admitted, conservation exact', { timeout: 90_000 }, async () => {
     const TOTAL = 500;
     const COVERED = 100;

@@ -18,6 +18,7 @@ import {
 } from '../types.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 import { KeyLookupBatcher } from './key-lookup-batcher.js';
+import { RecentKeys } from './recent-keys.js';
 
 async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requestId: string, now: number): Promise<void> {
   await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [amount, id]);
@@ -31,6 +32,7 @@ async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requ
 
 export class PostgresKeyStore implements KeyStore {
   private readonly lookups: KeyLookupBatcher;
+  private readonly recent = new RecentKeys();
 
   constructor(private readonly pool: PostgresPool) {
     this.lookups = new KeyLookupBatcher(pool);
@@ -62,10 +64,18 @@ export class PostgresKeyStore implements KeyStore {
     return (await this.get(key.id))!;
   }
 
-  async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
-    // Asked on every request: batched with the other requests' lookups of the moment.
+  async findByHash(secretHash: string, maxAgeMs = 0): Promise<KeyRecord | undefined> {
+    const askedAt = Date.now();
+    if (maxAgeMs > 0) {
+      const recent = this.recent.get(secretHash, maxAgeMs, askedAt);
+      if (recent) return recent;
+    }
+    // Otherwise batched with the other requests' lookups of the moment (a query sent after this call).
+    const generation = this.recent.currentGeneration;
     const row = await this.lookups.lookup(secretHash);
-    return row && keyRecordOf(row);
+    const key = row && keyRecordOf(row);
+    this.recent.remember(secretHash, key, askedAt, generation);
+    return key;
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
@@ -85,17 +95,20 @@ export class PostgresKeyStore implements KeyStore {
       await applyTopUp(client, id, amount, requestId, now);
       return true;
     });
+    this.recent.forgetAll();
     return found ? this.get(id) : undefined;
   }
 
   async setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined> {
     await this.pool.query('UPDATE api_keys SET allowed_models = $1 WHERE id = $2', [serialiseAllowList(models), id]);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
   async setLimits(id: string, patch: LimitsPatch): Promise<KeyRecord | undefined> {
     const { sql, values } = limitsAssignments(patch, (i) => `$${i}`);
     if (sql) await this.pool.query(`UPDATE api_keys SET ${sql} WHERE id = $${values.length + 1}`, [...values, id]);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
@@ -104,6 +117,7 @@ export class PostgresKeyStore implements KeyStore {
       new Date(now).toISOString(),
       id,
     ]);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
@@ -116,17 +130,19 @@ export class PostgresKeyStore implements KeyStore {
   async update(id: string, change: KeyChange): Promise<KeyRecord | undefined> {
     const statement = keyUpdateSql(id, change, (i) => `$${i}`);
     if (statement) await this.pool.query(statement.sql, statement.values);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
   async rotate(id: string, prefix: string, secretHash: string): Promise<KeyRecord | undefined> {
     await this.pool.query('UPDATE api_keys SET prefix = $1, secret_hash = $2 WHERE id = $3', [prefix, secretHash, id]);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
-  credit(credit: Credit): Promise<CreditOutcome> {
+  async credit(credit: Credit): Promise<CreditOutcome> {
     // The key row is locked first, as every ledger write does, so the balance read is the one updated.
-    return inTransaction(this.pool, async (client): Promise<CreditOutcome> => {
+    const outcome = await inTransaction(this.pool, async (client): Promise<CreditOutcome> => {
       const { rows } = await client.query<{ balance: number; held: number }>('SELECT balance, held FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
       const key = rows[0];
       if (!key) return 'missing';
@@ -140,6 +156,8 @@ export class PostgresKeyStore implements KeyStore {
       await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [credit.amount, credit.keyId]);
       return 'applied';
     });
+    this.recent.forgetAll();
+    return outcome;
   }
 
   async entries(query: EntryPageQuery): Promise<LedgerEntry[]> {
