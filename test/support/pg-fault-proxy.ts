@@ -3,9 +3,10 @@
 // (it committed, the answer is lost). The group commit must then fail or retry each of the batch's
 // requests exactly once (src/storage/postgres/ledger-batcher.ts).
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { BATCH_STATEMENT_NAME } from '../../src/storage/postgres/ledger-batcher.js';
 
 /** The bytes that name the batch statement in every Parse and Bind message that runs it. */
-const BATCH_MARKER = Buffer.from('ledger-batch-v1');
+const BATCH_MARKER = Buffer.from(BATCH_STATEMENT_NAME);
 /** ReadyForQuery (idle): the server finished the statement and committed its transaction. */
 const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
 

@@ -1,6 +1,7 @@
 // Group commit for the PostgreSQL ledger: the holds, settlements, releases, renewals and growths one
 // gateway has pending go to the database together, as ONE call of tollgate_ledger_batch (one round trip,
-// one transaction, operations applied in arrival order). One batch is in flight at a time; whatever
+// one transaction, operations applied in arrival order; the call releases the batch's locks at commit and
+// answers once that commit is on disk, migration 9). One batch is in flight at a time; whatever
 // arrives meanwhile waits for it and goes as the next batch the moment it returns, so no request waits
 // more than one batch round trip behind the one it missed (docs/adr/0009-group-commit.md).
 import { randomUUID } from 'node:crypto';
@@ -39,10 +40,17 @@ interface Pending {
 /** The most operations in one call: bounds the time the key rows stay locked and the parameters' size. */
 const MAX_BATCH = 512;
 
+/** The prepared statement's name: the fault-injection proxy in the tests finds the batch by it. */
+export const BATCH_STATEMENT_NAME = 'ledger-batch-v2';
+
+/**
+ * A CALL, not a SELECT: the procedure commits the batch (releasing its key locks) and then waits for it to
+ * be on disk before answering (migration 9), which a function, running inside the caller's transaction, cannot.
+ */
 const BATCH_SQL = {
-  name: 'ledger-batch-v1',
-  text: `SELECT tollgate_ledger_batch($1, $2, $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[],
-    $9::bigint[], $10::bigint[], $11::jsonb) AS results`,
+  name: BATCH_STATEMENT_NAME,
+  text: `CALL tollgate_commit_ledger_batch($1, $2, $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[],
+    $9::bigint[], $10::bigint[], $11::jsonb, NULL)`,
 };
 
 /**

@@ -169,7 +169,7 @@ describe('PostgreSQL group commit: a batch whose connection fails', { skip }, ()
       let pid: number | undefined;
       for (let i = 0; i < 200 && pid === undefined; i++) {
         const { rows } = await reader.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE query LIKE '%tollgate_ledger_batch%' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+          "SELECT pid FROM pg_stat_activity WHERE query LIKE '%tollgate_commit_ledger_batch%' AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
         );
         pid = rows[0]?.pid;
         if (pid === undefined) await new Promise((r) => setTimeout(r, 25));
