@@ -1,7 +1,7 @@
 // The group commit releases a batch's key row locks before its commit reaches the disk, but answers only
 // once it has (migration 9): no gateway may tell a client about a hold or a charge that a crash of the
 // database could still take back. Observed through the WAL: right after an answer, with nothing else
-// writing, everything the batch wrote must already be flushed.
+// writing, everything the batch wrote must already be flushed. And the batch function keeps its plan settings.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import pg from 'pg';
@@ -46,5 +46,12 @@ describe('PostgreSQL group commit: answers only once durable', { skip }, () => {
     // Another process may write a little WAL of its own between the answer and the query (the background
     // writer logs running transactions every 15 s); one such round out of three is tolerated.
     assert.ok(flushed >= ROUNDS - 1, `flushed after ${flushed} of ${ROUNDS} answers`);
+  });
+
+  test('the batch function keeps its plan settings (a later CREATE OR REPLACE would silently drop them)', async () => {
+    const { rows } = await reader.query<{ config: string[] }>("SELECT proconfig AS config FROM pg_proc WHERE proname = 'tollgate_ledger_batch'");
+    assert.equal(rows.length, 1);
+    // Primary-key plans whatever the statistics say (migration 8), planned once per connection (migration 9).
+    assert.deepEqual([...rows[0]!.config].sort(), ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan']);
   });
 });
