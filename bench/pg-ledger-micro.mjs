@@ -4,11 +4,11 @@
 // round trips together, and the CPU the PostgreSQL backends and this process used per request, so a
 // change to the batch function or the batchers can be judged without the HTTP layers around it.
 // Run: npm run build && node bench/pg-ledger-micro.mjs [--postgres URL] [--concurrency 50] [--duration 6] [--keys 1] [--no-lookup] [--stores 1]
-import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createBenchSchema } from './postgres.mjs';
+import { postgresCpuMs } from './proc-stats.mjs';
 import { openStore } from '../dist/storage/open-store.js';
 
 const { values } = parseArgs({
@@ -25,25 +25,6 @@ const C = Number(values.concurrency);
 const DURATION_MS = Number(values.duration) * 1000;
 const KEYS = Number(values.keys);
 const STORES = Number(values.stores);
-
-/** utime + stime of every postgres process, in ms (the backends serving us among them). */
-function postgresCpuMs() {
-  const tick = 10; // USER_HZ = 100 on Linux
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
-      const fields = stat.slice(close + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * tick;
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
 
 const schema = await createBenchSchema(values.postgres);
 const store = await openStore(schema.url, { busyTimeoutMs: 5000 });

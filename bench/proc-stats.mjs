@@ -1,7 +1,7 @@
 // CPU, memory and event-loop figures of the benchmark's processes, read from /proc: a snapshot at each
 // end of the measured window, and what happened in between.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { round } from './numbers.mjs';
 
@@ -24,10 +24,41 @@ function cpuTicks(pid) {
   return [Number(fields[11]), Number(fields[12])];
 }
 
-/** Busy ticks of the whole machine, so we can tell how much CPU other people's jobs took during a window. */
-function machineBusyTicks() {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  return user + nice + system + irq + softirq + steal;
+/**
+ * Busy ticks of the whole machine, so we can tell how much CPU other people's jobs took during a window,
+ * and its context switches since boot (the `ctxt` line): more processes sharing the same cores switch more.
+ */
+function machineCounters() {
+  const stat = readFileSync('/proc/stat', 'utf8');
+  const [, user, nice, system, , , irq, softirq, steal] = stat.split('\n')[0].trim().split(/\s+/).map(Number);
+  return { busy: user + nice + system + irq + softirq + steal, contextSwitches: Number(/^ctxt (\d+)$/m.exec(stat)?.[1] ?? NaN) };
+}
+
+/**
+ * utime + stime of every process named postgres (the server's backends and helpers), in clock ticks: the
+ * database's own CPU in the --postgres scenarios, which the machine's figure would otherwise hide among
+ * everything else. Processes that start or end inside the window are counted only for what they have used
+ * by its end, which for the benchmark's long-lived connections is all of it.
+ */
+function postgresTicks() {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) continue;
+      const [utime, stime] = cpuTicks(pid);
+      total += utime + stime;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
+
+/** postgresTicks in ms. */
+export function postgresCpuMs() {
+  return (postgresTicks() * 1000) / CLK_TCK;
 }
 
 export function memoryMb(pid) {
@@ -42,7 +73,8 @@ function mainThreadSchedule(pid) {
   return [onCpu, waiting];
 }
 
-export function snapshot(pids) {
+/** `withPostgres`: also the postgres processes' CPU (a scan of /proc, so only when the scenario uses it). */
+export function snapshot(pids, { withPostgres = false } = {}) {
   const cpu = {};
   const sched = {};
   for (const [name, pid] of Object.entries(pids)) {
@@ -50,7 +82,8 @@ export function snapshot(pids) {
     sched[name] = mainThreadSchedule(pid);
   }
   cpu.bench = cpuTicks(process.pid);
-  return { at: performance.now(), cpu, sched, machine: machineBusyTicks() };
+  const machine = machineCounters();
+  return { at: performance.now(), cpu, sched, machine: machine.busy, contextSwitches: machine.contextSwitches, postgres: withPostgres ? postgresTicks() : null };
 }
 
 /**
@@ -72,7 +105,16 @@ export function cpuOverWindow(start, end, completed) {
     cores[name] = round((user + sys) / CLK_TCK / seconds, 2);
   }
   const otherCores = round(Math.max(0, end.machine - start.machine - ours) / CLK_TCK / seconds, 2);
-  return { perRequest, systemShare, cores, otherCores, mainThread: mainThreadShares(start, end, seconds) };
+  const perCompleted = (x) => (completed > 0 ? x / completed : null);
+  return {
+    perRequest,
+    systemShare,
+    cores,
+    otherCores,
+    mainThread: mainThreadShares(start, end, seconds),
+    contextSwitchesPerRequest: round(perCompleted(end.contextSwitches - start.contextSwitches), 2),
+    postgresMsPerRequest: start.postgres === null ? null : round(perCompleted(((end.postgres - start.postgres) * 1000) / CLK_TCK), 4),
+  };
 }
 
 /**

@@ -29,6 +29,8 @@ const METRICS = {
   subjectWait: (r) => r.mainThread[r.subject].wait,
   subjectBlocked: (r) => r.mainThread[r.subject].blocked,
   otherCores: (r) => r.otherCores,
+  postgresCpuMsPerRequest: (r) => r.postgresCpuMsPerRequest ?? null,
+  contextSwitchesPerRequest: (r) => r.contextSwitchesPerRequest ?? null,
 };
 
 /** Median of every metric per scenario, plus min/max of the ones whose noise we report. */
@@ -104,6 +106,7 @@ const VIA = {
   portkey: 'via Portkey',
   'tollgate-pg': 'PostgreSQL, 1 gateway, hot key',
   'tollgate-pg-keys': 'PostgreSQL, 1 gateway, 100 keys',
+  'tollgate-pg2': 'PostgreSQL, 2 gateways, hot key',
   'tollgate-pg3': 'PostgreSQL, 3 gateways, hot key',
 };
 
@@ -221,16 +224,23 @@ function ratio(a, b) {
   return a === null || b === null || !b ? null : a / b;
 }
 
-/** --postgres: the PostgreSQL rows against SQLite's single process (issue 12's done-when figures). */
+/**
+ * --postgres: the PostgreSQL rows against SQLite's single process and, for several gateways, against one
+ * (issue 12's done-when figures), with the CPU behind each: the gateways' (summed), PostgreSQL's, and the
+ * machine's context switches, all per request.
+ */
 function printPostgresComparison(summary) {
   const sqlite = summary.find((r) => r.id === 'tollgate-chat');
   const direct = summary.find((r) => r.id === 'direct-chat');
+  const one = summary.find((r) => r.id === 'pg-chat');
   const pgRows = summary.filter((r) => r.via.startsWith('tollgate-pg'));
   if (!sqlite || pgRows.length === 0) return;
   console.log('\nPostgreSQL vs SQLite (one process, hot key), chat at the same concurrency:');
   for (const r of pgRows) {
     const added = direct ? `, added p50 ${signed(round(r.p50 - direct.p50))} ms` : '';
-    console.log(`  ${(r.label ?? r.id).padEnd(40)} ${fmt(r.rps, 0).padStart(6)} req/s = ${fmt((r.rps / sqlite.rps) * 100, 0)}% of SQLite's ${fmt(sqlite.rps, 0)}${added}`);
+    const vsOne = r.via.match(/^tollgate-pg\d$/) && one ? `, ${fmt((r.rps / one.rps) * 100, 0)}% of one gateway's` : '';
+    console.log(`  ${(r.label ?? r.id).padEnd(40)} ${fmt(r.rps, 0).padStart(6)} req/s = ${fmt((r.rps / sqlite.rps) * 100, 0)}% of SQLite's ${fmt(sqlite.rps, 0)}${vsOne}${added}`);
+    console.log(`  ${''.padEnd(40)} per request: gateway CPU ${fmt(r.cpuMsPerRequest, 3)} ms, PostgreSQL CPU ${fmt(r.postgresCpuMsPerRequest, 3)} ms, ${fmt(r.contextSwitchesPerRequest, 1)} context switches (machine)`);
   }
 }
 

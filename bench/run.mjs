@@ -82,7 +82,7 @@ async function idleMemory(scenarios, gateways) {
   return idle;
 }
 
-/** Three gateways on one PostgreSQL schema (the first one's key is the hot key), and 100 more keys. */
+/** Three gateways on one PostgreSQL schema (the first one's key is the hot key; the 2-gateway row uses the first two), and 100 more keys. */
 async function startPostgresGateways(tempDir, mockUrl, database, gatewayOptions) {
   const gateways = [];
   // One at a time: each migrates (a no-op after the first) and creates a key through the CLI.

@@ -57,25 +57,31 @@ export function buildScenarios(procs, opts) {
 
 /**
  * --postgres: the ledger on PostgreSQL beside the SQLite figures — one gateway on the hot key, one on 100
- * keys, and three gateways on one database sharing the hot key's load (their CPU summed).
+ * keys, and two and three gateways on one database sharing the hot key's load (their CPU summed): the
+ * 3-gateway row is issue 12's figure, the 2-gateway one shows how it scales in between.
  */
 function postgresScenarios(pg, body) {
-  const [first, ...others] = pg.gateways;
+  const [first] = pg.gateways;
   const base = { kind: 'chat', path: '/chat/completions', body, stream: false, model: 'gpt-bench' };
   const hot = [`authorization: Bearer ${first.key}`];
+  const shared = (n) => {
+    const gateways = pg.gateways.slice(0, n);
+    return {
+      id: `pg${n}-chat`,
+      label: `chat, PostgreSQL, ${n} gateways, hot key`,
+      via: `tollgate-pg${n}`,
+      subject: first,
+      group: gateways.map((g) => g.name),
+      urls: gateways.map((g) => g.url),
+      headers: hot,
+      ...base,
+    };
+  };
   return [
     { id: 'pg-chat', label: 'chat, PostgreSQL, 1 gateway, hot key', via: 'tollgate-pg', subject: first, url: first.url, headers: hot, ...base },
     { id: 'pg-chat-100-keys', label: 'chat, PostgreSQL, 1 gateway, 100 keys', via: 'tollgate-pg-keys', subject: first, url: first.url, headers: [], bearerRotate: pg.spreadKeys, ...base },
-    {
-      id: 'pg3-chat',
-      label: `chat, PostgreSQL, ${pg.gateways.length} gateways, hot key`,
-      via: 'tollgate-pg3',
-      subject: first,
-      group: [first, ...others].map((g) => g.name),
-      urls: pg.gateways.map((g) => g.url),
-      headers: hot,
-      ...base,
-    },
+    shared(2),
+    shared(3),
   ];
 }
 
@@ -98,6 +104,7 @@ function loadArgs(scenario, opts) {
 export async function runScenario(scenario, procs, opts, round) {
   const all = [procs.mock, procs.tollgate, procs.portkey, ...(procs.pg?.gateways ?? [])].filter(Boolean);
   const pids = Object.fromEntries(all.map((p) => [p.name, p.child.pid]));
+  const withPostgres = scenario.via.startsWith('tollgate-pg');
   const child = track('load', spawn(process.execPath, [LOAD, ...loadArgs(scenario, opts)], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
@@ -108,8 +115,8 @@ export async function runScenario(scenario, procs, opts, round) {
   for await (const line of createInterface({ input: child.stdout })) {
     const event = JSON.parse(line);
     // Sampled here, when the load generator says the window opens and closes (pipe delay is the same at both ends).
-    if (event.event === 'window-start') start = snapshot({ ...pids, load: child.pid });
-    else if (event.event === 'window-end') end = snapshot({ ...pids, load: child.pid });
+    if (event.event === 'window-start') start = snapshot({ ...pids, load: child.pid }, { withPostgres });
+    else if (event.event === 'window-end') end = snapshot({ ...pids, load: child.pid }, { withPostgres });
     else if (event.event === 'result') result = event;
   }
   const code = await exited;
@@ -134,6 +141,8 @@ export async function runScenario(scenario, procs, opts, round) {
     cpuCores: cpu.cores,
     mainThread: cpu.mainThread,
     otherCores: cpu.otherCores,
+    contextSwitchesPerRequest: cpu.contextSwitchesPerRequest,
+    postgresCpuMsPerRequest: cpu.postgresMsPerRequest,
   };
 }
 
