@@ -234,12 +234,13 @@ function printPostgresComparison(summary) {
   const direct = summary.find((r) => r.id === 'direct-chat');
   const one = summary.find((r) => r.id === 'pg-chat');
   const pgRows = summary.filter((r) => r.via.startsWith('tollgate-pg'));
-  if (!sqlite || pgRows.length === 0) return;
+  if (pgRows.length === 0) return;
   console.log('\nPostgreSQL vs SQLite (one process, hot key), chat at the same concurrency:');
   for (const r of pgRows) {
-    const added = direct ? `, added p50 ${signed(round(r.p50 - direct.p50))} ms` : '';
+    const vsSqlite = sqlite ? ` = ${fmt((r.rps / sqlite.rps) * 100, 0)}% of SQLite's ${fmt(sqlite.rps, 0)}` : '';
     const vsOne = r.via.match(/^tollgate-pg\d$/) && one ? `, ${fmt((r.rps / one.rps) * 100, 0)}% of one gateway's` : '';
-    console.log(`  ${(r.label ?? r.id).padEnd(40)} ${fmt(r.rps, 0).padStart(6)} req/s = ${fmt((r.rps / sqlite.rps) * 100, 0)}% of SQLite's ${fmt(sqlite.rps, 0)}${vsOne}${added}`);
+    const added = direct ? `, added p50 ${signed(round(r.p50 - direct.p50))} ms` : '';
+    console.log(`  ${(r.label ?? r.id).padEnd(40)} ${fmt(r.rps, 0).padStart(6)} req/s${vsSqlite}${vsOne}${added}`);
     console.log(`  ${''.padEnd(40)} per request: gateway CPU ${fmt(r.cpuMsPerRequest, 3)} ms, PostgreSQL CPU ${fmt(r.postgresCpuMsPerRequest, 3)} ms, ${fmt(r.contextSwitchesPerRequest, 1)} context switches (machine)`);
   }
 }
