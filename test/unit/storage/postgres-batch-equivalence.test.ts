@@ -5,8 +5,9 @@
 // at a time. Every answer, and the ledger afterwards, must be the same. Replay a failure with its seed.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Store, UsageRecord } from '../../../src/storage/types.js';
+import type { Store } from '../../../src/storage/types.js';
 import { testNewKey } from '../../support/key-fixture.js';
+import { testUsage } from '../../support/usage-fixture.js';
 import { seededRng, type Rng } from '../../support/seeded-random.js';
 import { storeDialects, type TestStore } from '../../support/store-dialects.js';
 
@@ -20,25 +21,6 @@ type Op =
   | { kind: 'renew'; id: string; expiresAt: number }
   | { kind: 'settle'; id: string; cost: number }
   | { kind: 'release'; id: string; withUsage: boolean };
-
-function usage(requestId: string, cost: number, now: number): UsageRecord {
-  return {
-    requestId,
-    time: now,
-    keyId: 'key_a',
-    model: 'm',
-    provider: 'p',
-    upstreamModel: 'u',
-    status: 200,
-    inputTokens: 3,
-    cachedInputTokens: 0,
-    outputTokens: 4,
-    reasoningTokens: 0,
-    cost,
-    usageSource: 'upstream',
-    attempts: [{ provider: 'p', status: 200, durationMs: 1 }],
-  };
-}
 
 /**
  * One round: operations on a handful of request ids (new ones and earlier ones), in a random order. As in
@@ -75,9 +57,9 @@ function apply(store: Store, op: Op, now: number, budget: { limit: number | null
     case 'renew':
       return store.ledger.renewHold({ requestId: op.id, expiresAt: op.expiresAt, now, budget });
     case 'settle':
-      return store.ledger.settle({ requestId: op.id, cost: op.cost, usage: usage(op.id, op.cost, now), now, budget });
+      return store.ledger.settle({ requestId: op.id, cost: op.cost, usage: testUsage(op.id, op.cost, { time: now }), now, budget });
     case 'release':
-      return store.ledger.release(op.id, op.withUsage ? usage(op.id, 0, now) : undefined, now);
+      return store.ledger.release(op.id, op.withUsage ? testUsage(op.id, 0, { time: now }) : undefined, now);
   }
 }
 

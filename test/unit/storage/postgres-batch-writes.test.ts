@@ -6,32 +6,14 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import pg from 'pg';
 import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import type { Store, UsageRecord } from '../../../src/storage/types.js';
+import type { Store } from '../../../src/storage/types.js';
 import { testNewKey } from '../../support/key-fixture.js';
+import { testUsage } from '../../support/usage-fixture.js';
 import { freshPgSchema, postgresSkipReason, type PgSchema } from '../../support/postgres.js';
 
 const skip = await postgresSkipReason();
 const NO_BUDGET = { limit: null, periodStart: 0 };
 const WATCHED = ['holds', 'ledger_entries', 'usage_records', 'api_keys'];
-
-function usage(requestId: string, cost: number, now: number): UsageRecord {
-  return {
-    requestId,
-    time: now,
-    keyId: 'key_a',
-    model: 'm',
-    provider: 'p',
-    upstreamModel: 'u',
-    status: 200,
-    inputTokens: 3,
-    cachedInputTokens: 0,
-    outputTokens: 4,
-    reasoningTokens: 0,
-    cost,
-    usageSource: 'upstream',
-    attempts: [{ provider: 'p', status: 200, durationMs: 1 }],
-  };
-}
 
 describe('PostgreSQL group commit: a batch skips the writes it has no row for', { skip }, () => {
   let schema: PgSchema;
@@ -79,7 +61,7 @@ describe('PostgreSQL group commit: a batch skips the writes it has no row for', 
   test('a settlement alone updates the hold and the key, writes its entries and usage; it inserts no hold', async () => {
     await hold('req_1', 1_000);
     const now = Date.now();
-    const settled = await statementsOf(() => store.ledger.settle({ requestId: 'req_1', cost: 700, usage: usage('req_1', 700, now), now, budget: NO_BUDGET }));
+    const settled = await statementsOf(() => store.ledger.settle({ requestId: 'req_1', cost: 700, usage: testUsage('req_1', 700, { time: now }), now, budget: NO_BUDGET }));
     assert.deepEqual(settled, ['api_keys UPDATE', 'holds UPDATE', 'ledger_entries INSERT', 'usage_records INSERT']);
     const { rows } = await client.query<{ balance: string; held: string }>("SELECT balance, held FROM api_keys WHERE id = 'key_a'");
     assert.deepEqual(rows[0], { balance: '9300', held: '0' });
@@ -89,8 +71,8 @@ describe('PostgreSQL group commit: a batch skips the writes it has no row for', 
     assert.deepEqual(await statementsOf(() => hold('req_big', 50_000)), []);
     await hold('req_1', 1_000);
     const now = Date.now();
-    await store.ledger.settle({ requestId: 'req_1', cost: 700, usage: usage('req_1', 700, now), now, budget: NO_BUDGET });
-    const again = await statementsOf(() => store.ledger.settle({ requestId: 'req_1', cost: 700, usage: usage('req_1', 700, now), now, budget: NO_BUDGET }));
+    await store.ledger.settle({ requestId: 'req_1', cost: 700, usage: testUsage('req_1', 700, { time: now }), now, budget: NO_BUDGET });
+    const again = await statementsOf(() => store.ledger.settle({ requestId: 'req_1', cost: 700, usage: testUsage('req_1', 700, { time: now }), now, budget: NO_BUDGET }));
     assert.deepEqual(again, []);
   });
 
@@ -99,7 +81,7 @@ describe('PostgreSQL group commit: a batch skips the writes it has no row for', 
     const now = Date.now();
     // Submitted in one event-loop turn, so they go as one batch.
     const both = await statementsOf(() =>
-      Promise.all([hold('req_2', 1_000), store.ledger.settle({ requestId: 'req_1', cost: 700, usage: usage('req_1', 700, now), now, budget: NO_BUDGET })]),
+      Promise.all([hold('req_2', 1_000), store.ledger.settle({ requestId: 'req_1', cost: 700, usage: testUsage('req_1', 700, { time: now }), now, budget: NO_BUDGET })]),
     );
     assert.deepEqual(both, ['api_keys UPDATE', 'holds INSERT', 'holds UPDATE', 'ledger_entries INSERT', 'usage_records INSERT']);
   });

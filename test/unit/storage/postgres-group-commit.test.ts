@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import pg from 'pg';
 import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import type { Store, UsageRecord } from '../../../src/storage/types.js';
+import type { Store } from '../../../src/storage/types.js';
 import { testNewKey } from '../../support/key-fixture.js';
+import { testUsage } from '../../support/usage-fixture.js';
 import { startPgFaultProxy, type PgFaultProxy } from '../../support/pg-fault-proxy.js';
 import { freshPgSchema, postgresSkipReason, TEST_PG_URL, type PgSchema } from '../../support/postgres.js';
 
@@ -16,25 +17,6 @@ const skip = await postgresSkipReason();
 const NO_BUDGET = { limit: null, periodStart: 0 };
 const AMOUNT = 1_000;
 const TTL = 600_000;
-
-function usage(requestId: string, cost: number): UsageRecord {
-  return {
-    requestId,
-    time: Date.now(),
-    keyId: 'key_a',
-    model: 'm',
-    provider: 'p',
-    upstreamModel: 'u',
-    status: 200,
-    inputTokens: 10,
-    cachedInputTokens: 0,
-    outputTokens: 5,
-    reasoningTokens: 0,
-    cost,
-    usageSource: 'upstream',
-    attempts: [{ provider: 'p', status: 200, durationMs: 1 }],
-  };
-}
 
 describe('PostgreSQL group commit: a batch whose connection fails', { skip }, () => {
   let proxy: PgFaultProxy;
@@ -108,8 +90,8 @@ describe('PostgreSQL group commit: a batch whose connection fails', { skip }, ()
     const results = await Promise.all(
       ids.map((requestId, i) =>
         i % 3 === 0
-          ? store.ledger.release(requestId, usage(requestId, 0), Date.now())
-          : store.ledger.settle({ requestId, cost: 100 + i, usage: usage(requestId, 100 + i), now: Date.now(), budget: NO_BUDGET }).then((r) => r.outcome),
+          ? store.ledger.release(requestId, testUsage(requestId, 0), Date.now())
+          : store.ledger.settle({ requestId, cost: 100 + i, usage: testUsage(requestId, 100 + i), now: Date.now(), budget: NO_BUDGET }).then((r) => r.outcome),
       ),
     );
     assert.deepEqual(
@@ -131,7 +113,7 @@ describe('PostgreSQL group commit: a batch whose connection fails', { skip }, ()
     const ids = Array.from({ length: 10 }, (_, i) => `req_lost_${i}`);
     assert.ok((await placeAll(ids)).every((a) => a.admitted));
     proxy.arm('after-answer');
-    const results = await Promise.all(ids.map((requestId) => store.ledger.settle({ requestId, cost: 250, usage: usage(requestId, 250), now: Date.now(), budget: NO_BUDGET })));
+    const results = await Promise.all(ids.map((requestId) => store.ledger.settle({ requestId, cost: 250, usage: testUsage(requestId, 250), now: Date.now(), budget: NO_BUDGET })));
     for (const result of results) assert.deepEqual(result, { outcome: 'captured', charged: 250 }, 'not "duplicate": the retry got the first answer');
     const state = await audit();
     assert.equal(state.captures, 10);
@@ -195,7 +177,7 @@ describe('PostgreSQL group commit: a batch whose connection fails', { skip }, ()
     assert.ok((await placeAll(ids)).every((a) => a.admitted));
     const outcomes = await Promise.allSettled(
       ids.map((requestId, i) => {
-        const row = i === 2 ? { ...usage(requestId, 300), usageSource: 'bogus' as 'upstream' } : usage(requestId, 300);
+        const row = i === 2 ? { ...testUsage(requestId, 300), usageSource: 'bogus' as 'upstream' } : testUsage(requestId, 300);
         return store.ledger.settle({ requestId, cost: 300, usage: row, now: Date.now(), budget: NO_BUDGET });
       }),
     );
