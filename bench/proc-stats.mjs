@@ -37,8 +37,8 @@ function machineCounters() {
 /**
  * utime + stime of every process named postgres (the server's backends and helpers), in clock ticks: the
  * database's own CPU in the --postgres scenarios, which the machine's figure would otherwise hide among
- * everything else. Processes that start or end inside the window are counted only for what they have used
- * by its end, which for the benchmark's long-lived connections is all of it.
+ * everything else. A process that starts or ends inside the window would be miscounted (only what it shows
+ * at both ends is compared); the benchmark's connections, and so their backends, live through the window.
  */
 function postgresTicks() {
   let total = 0;
