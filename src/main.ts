@@ -15,6 +15,7 @@ import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
 import { GatewayMetrics } from './telemetry/metrics.js';
+import { OutcomeRecorder } from './telemetry/outcome-recorder.js';
 import { collectStartupGarbage, releaseYoungGeneration } from './heap-growth.js';
 
 export interface RunningGateway {
@@ -47,6 +48,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
   const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
+  const outcomes = new OutcomeRecorder(store.usage, log, { dropped: (rows) => metrics.usageRowsDropped(rows) });
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
@@ -68,6 +70,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     isClosing: () => closing,
     metrics,
     probe: store.probe,
+    outcomes,
   });
   // The tokenizer's vocabulary (5 MB, tens of ms to read) now, not in the first request's time.
   loadTokenizer();
@@ -79,6 +82,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   try {
     await server.listen({ host, port: options.port ?? config.server.port });
   } catch (error) {
+    await outcomes.close();
     await transport.close();
     await limiter.close();
     await cooldowns?.close();
@@ -110,6 +114,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await inFlight.drained();
     } finally {
       await sweeper.stop();
+      await outcomes.close();
       await transport.close();
       await limiter.close();
       await cooldowns?.close();

@@ -151,8 +151,17 @@ export function registerKeyCommands(program: Command): void {
         printKey(key, config);
         process.stdout.write(`\nRecent usage (${recent.length}):\n`);
         printTable(
-          ['TIME', 'MODEL', 'STATUS', 'IN', 'OUT', 'COST', 'SOURCE'],
-          recent.map((r) => [new Date(r.time).toISOString(), r.model, String(r.status), String(r.inputTokens), String(r.outputTokens), usd(r.cost), r.usageSource]),
+          ['TIME', 'MODEL', 'STATUS', 'ERROR', 'IN', 'OUT', 'COST', 'SOURCE'],
+          recent.map((r) => [
+            new Date(r.time).toISOString(),
+            r.model ?? '-',
+            String(r.status),
+            r.errorCode ?? '-',
+            String(r.inputTokens),
+            String(r.outputTokens),
+            usd(r.cost),
+            r.usageSource,
+          ]),
         );
       });
     });

@@ -7,6 +7,7 @@ import { newRequestId } from '../request-id.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { IdempotencyStore, KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
 import type { GatewayMetrics } from '../telemetry/metrics.js';
+import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
 import { authenticate, HOLDING_REQUEST_KEY_MAX_AGE_MS } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { registerCors } from './cors.js';
@@ -43,6 +44,8 @@ export interface ServerDeps extends PipelineDeps {
   readonly metrics: GatewayMetrics;
   /** The database probes behind /ready. */
   readonly probe: StoreProbe;
+  /** Writes the usage rows of requests that moved no money, and counts those without a valid key. */
+  readonly outcomes: OutcomeRecorder;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -77,7 +80,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
-  registerRequestEnd(app, deps.config, deps.metrics, deps.log);
+  registerRequestEnd(app, deps.config, deps.metrics, deps.log, deps.outcomes);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {
     reply.header('x-request-id', request.id);
@@ -88,6 +91,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     const rendered = toResponseError(error, deps.log, request.id);
     request.trace.errorCode = rendered.code;
+    request.trace.errorMessage = rendered.message;
     return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { mockConfig, type CreatedKey } from '../support/gateway-process.js';
+import { mockConfig, usageRowOf, type CreatedKey } from '../support/gateway-process.js';
 import { errorReply, inSequence, stall, type MockReply, type MockUpstream } from '../support/mock-upstream.js';
 import {
   assertChatOk,
@@ -19,6 +19,7 @@ import {
   type E2E,
   type Json,
   type RawResponse,
+  waitFor,
 } from '../support/e2e.js';
 import { assertLedgerSettled, holdOf, ledgerKinds, UsageExpectations } from '../support/ledger-check.js';
 import { chatCostNano, usdToNano } from '../support/money.js';
@@ -103,9 +104,14 @@ describe('errors (product.md §6)', () => {
     const entries = ledgerKinds(e.gw, keyId).length;
     const calls = e.mock.requests.length;
     const res = await send();
-    assert.deepEqual(e.gw.audit(keyId), audit, 'no hold, no charge, no usage row');
+    assert.deepEqual(e.gw.audit(keyId), audit, 'no hold, no charge, no billed usage row');
     assert.equal(ledgerKinds(e.gw, keyId).length, entries, 'no ledger entry at all');
     assert.equal(e.mock.requests.length, calls, 'no upstream call');
+    if (res.status !== 401) {
+      // A request with a valid key still leaves its outcome row (issue 22): the status and code it got, nothing charged.
+      const row = await waitFor(() => usageRowOf(e.gw.dbPath, res.headers.get('x-request-id')!));
+      assert.deepEqual(row, { status: res.status, cost: 0, usage_source: 'none', error_code: res.json?.error?.code ?? null });
+    }
     return res;
   }
 
