@@ -4,6 +4,7 @@ import { loadTokenizer } from './billing/bounded-count.js';
 import { HoldSweeper } from './billing/hold-sweeper.js';
 import { Ledger } from './billing/ledger.js';
 import type { Config, ProviderConfig } from './config/types.js';
+import { logConfigWarnings } from './config/usable-upstreams.js';
 import { buildServer } from './http/server.js';
 import type { Logger } from './log.js';
 import { openDatabase } from './open-database.js';
@@ -93,7 +94,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
-  for (const warning of config.warnings) log.warn(warning);
+  if (!options.worker) logConfigWarnings(config, log);
   log.info({ url, models: config.models.size, providers: config.providers.size }, options.worker ? 'worker listening' : 'tollgate listening');
 
   let closed: Promise<void> | undefined;

@@ -28,9 +28,10 @@ export function KeysPage({ token }: { token: string }) {
   const [message, setMessage] = useState<string | undefined>();
   const after = cursors[cursors.length - 1];
   const keys = useLoad(() => listKeys(token, { status, name, after }), [token, status, name, after]);
-  // Model IDs to suggest in the forms: every model the providers list serves.
+  // Model IDs to suggest in the forms: every model a configured upstream serves (the others are not offered).
   const models = useLoad(
-    () => getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.flatMap((u) => u.models ?? []))].sort()),
+    () =>
+      getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.filter((u) => u.configured !== false).flatMap((u) => u.models ?? []))].sort()),
     [token],
   );
 
