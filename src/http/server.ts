@@ -14,6 +14,7 @@ import { registerDashboard } from './dashboard.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { sendError, toResponseError } from './render-error.js';
+import { drainRefusedBody } from './refused-body.js';
 import { registerRequestEnd } from './request-end.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
@@ -88,6 +89,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     const rendered = toResponseError(error, deps.log, request.id);
     request.trace.errorCode = rendered.code;
+    // The client is still sending the body it was refused for: let it finish, so it reads the answer.
+    if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
     return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {
