@@ -82,6 +82,9 @@ function withLimitFlags(command: Command, clearable: boolean): Command {
     .option('--expires <time>', `ISO 8601 time or a duration such as 30d, 12h${clearable ? ', or none' : ''}`);
 }
 
+/** Printed under a new secret, which is on the first line (a script reads it with `head -1`). */
+const SECRET_NOTE = 'The secret above is shown only now; store it safely.';
+
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('issue and manage API keys');
 
@@ -107,8 +110,10 @@ export function registerKeyCommands(program: Command): void {
           limits: limitsInput(opts),
         });
         if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
-        process.stdout.write(`Created key ${key.id} (${key.name}): balance ${usd(key.balance)}, ${modelsText(key.allowedModels)}.\n`);
-        process.stdout.write(`Secret (shown only now; store it safely):\n${secret}\n`);
+        // The secret alone on the first line, in the same write as the rest: `... | head -1` keeps it.
+        process.stdout.write(
+          `${secret}\nCreated key ${key.id} (${key.name}): balance ${usd(key.balance)}, ${modelsText(key.allowedModels)}.\n${SECRET_NOTE}\n`,
+        );
       });
     });
 
@@ -201,7 +206,7 @@ export function registerKeyCommands(program: Command): void {
       await withStore(command, async (store, config) => {
         const { key, secret } = await rotateKey(store, id);
         if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
-        process.stdout.write(`New secret for ${key.id} (${key.name}); the old one no longer works.\nSecret (shown only now; store it safely):\n${secret}\n`);
+        process.stdout.write(`${secret}\nNew secret for ${key.id} (${key.name}); the old one no longer works.\n${SECRET_NOTE}\n`);
       });
     });
 

@@ -15,6 +15,7 @@ import { registerDashboard } from './dashboard.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { sendError, toResponseError } from './render-error.js';
+import { drainRefusedBody } from './refused-body.js';
 import { registerRequestEnd } from './request-end.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
@@ -92,6 +93,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const rendered = toResponseError(error, deps.log, request.id);
     request.trace.errorCode = rendered.code;
     request.trace.errorMessage = rendered.message;
+    // The client is still sending the body it was refused for: let it finish, so it reads the answer.
+    if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
     return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {
