@@ -8,11 +8,10 @@ import { issueKey, requireKey, revokeKey, rotateKey, setKeyLimits, setKeyModels 
 import { walkKeys } from '../operations/list-keys.js';
 import { usageJson, usagePage } from '../operations/usage.js';
 import type { LimitsInput } from '../operations/limits-input.js';
-import { usdToNano } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import type { KeyRecord } from '../storage/types.js';
 import { CliError, withStore } from './context.js';
-import { limitsText, modelsText, printJson, printTable, usd } from './format.js';
+import { limitsText, modelsText, printJson, printTable, usd, usdFigure } from './format.js';
 
 const RECENT_USAGE_ROWS = 20;
 
@@ -40,9 +39,6 @@ function limitsInput(flags: LimitFlags): LimitsInput {
   };
 }
 
-/** A key object's USD figure in the table's exact form ($1.5, never 1e-7). */
-const cash = (value: unknown): string => usd(usdToNano(value as number) ?? 0);
-
 function modelList(list: string): string[] {
   return list
     .split(',')
@@ -63,7 +59,7 @@ function printKey(key: KeyRecord, config: Config): void {
       ['available', usd(key.balance - key.held)],
       ['models', modelsText(key.allowedModels)],
       ['limits', limitsText(object)],
-      ['budget used', object.budget_used === null ? '-' : `$${String(object.budget_used)} (resets ${String(object.budget_resets_at)})`],
+      ['budget used', object.budget_used === null ? '-' : `${usdFigure(object.budget_used)} (resets ${String(object.budget_resets_at)})`],
       ['expires', (object.expires_at as string | null) ?? 'never'],
       ['status', key.status],
       ['created', key.createdAt],
@@ -133,9 +129,9 @@ export function registerKeyCommands(program: Command): void {
             String(k.id),
             String(k.name),
             `${String(k.prefix)}...`,
-            cash(k.balance),
-            cash(k.held),
-            cash(k.available),
+            usdFigure(k.balance),
+            usdFigure(k.held),
+            usdFigure(k.available),
             k.allowed_models === '*' ? 'all models' : (k.allowed_models as string[]).join(',') || '(none)',
             limitsText(k),
             k.expires_at !== null && (k.expires_at as string) <= now ? 'expired' : String(k.status),

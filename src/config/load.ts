@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { usdToNano } from '../billing/money.js';
+import { MAX_USD, readUsdAmount } from '../billing/money.js';
 import { findProviderKind, providerKindNames } from '../providers/registry.js';
 import { redactDatabaseUrl } from '../storage/database-url.js';
 import { firstVariable, MissingVariableError, substituteEnv } from './env-substitution.js';
@@ -203,8 +203,15 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
   if (raw.server.headers_timeout_ms > raw.server.request_timeout_ms) {
     problems.push(`server.headers_timeout_ms: must not exceed server.request_timeout_ms (${raw.server.request_timeout_ms})`);
   }
-  const budget = raw.limits.budget === null ? null : usdToNano(raw.limits.budget);
-  if (budget === undefined) problems.push('limits.budget: must be a USD amount with at most 9 decimal places');
+  const budgetReading = raw.limits.budget === null ? null : readUsdAmount(raw.limits.budget);
+  const budget = budgetReading === null ? null : budgetReading.ok ? budgetReading.nano : undefined;
+  if (budgetReading?.ok === false) {
+    problems.push(
+      budgetReading.reason === 'over_maximum'
+        ? `limits.budget: must be at most ${MAX_USD} USD, the largest amount the ledger holds`
+        : 'limits.budget: must be a USD amount with at most 9 decimal places',
+    );
+  }
   // Empty counts as unset, so `${TOLLGATE_ADMIN_TOKEN:-}` leaves the admin API off when the variable is.
   const adminToken = raw.admin.token === undefined || raw.admin.token === '' ? undefined : raw.admin.token;
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {

@@ -102,10 +102,13 @@ export interface Credit {
 }
 
 /**
- * applied; duplicate: an entry with this request id exists (nothing changed); missing: no such key;
- * overdraw: a negative amount would take the available balance (balance − held) below zero.
+ * Decided under the key row's lock, in this order: missing: no such key; duplicate: an entry with this
+ * request id exists (nothing changed; it was applied before, even if the key was revoked since);
+ * revoked: the key is revoked (an expired key may still be credited: its expiry can be extended);
+ * overdraw: a negative amount would take the available balance (balance − held) below zero;
+ * over_maximum: a positive amount would take the balance past MAX_NANO. Only `applied` changed anything.
  */
-export type CreditOutcome = 'applied' | 'duplicate' | 'missing' | 'overdraw';
+export type CreditOutcome = 'applied' | 'duplicate' | 'missing' | 'revoked' | 'overdraw' | 'over_maximum';
 
 export type LedgerEntryKind = 'topup' | 'hold' | 'capture' | 'release' | 'adjust';
 
