@@ -12,9 +12,9 @@ import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { nextCut } from '../dist/billing/bounded-count.js';
-import { countO200k } from '../dist/billing/o200k-count.js';
-import { countChatInput } from '../dist/billing/token-count.js';
+import { nextCut } from '../dist/tokens/bounded-count.js';
+import { countO200k } from '../dist/tokens/o200k-count.js';
+import { countChatInput } from '../dist/api/openai-chat/count-input.js';
 import { median, round } from './numbers.mjs';
 
 const { values } = parseArgs({

@@ -1,6 +1,6 @@
 // Composition root: config → store → ledger, transport, sweeper → HTTP server; and graceful shutdown.
 import type { FastifyInstance } from 'fastify';
-import { loadTokenizer } from './billing/bounded-count.js';
+import { loadTokenizer } from './tokens/bounded-count.js';
 import { HoldSweeper } from './billing/hold-sweeper.js';
 import { Ledger } from './billing/ledger.js';
 import type { Config, ProviderConfig } from './config/types.js';

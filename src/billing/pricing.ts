@@ -95,23 +95,6 @@ export function priceUsage(rates: PriceRates, usage: TokenUsage): Nano {
   return toNano(ceilDiv(total, PER_MILLION));
 }
 
-/**
- * The output tokens a chat request may produce, for the hold: max_completion_tokens, else max_tokens,
- * else the model's max_output_tokens — never more than the model's max_output_tokens.
- */
-export function resolveMaxOutput(
-  body: Readonly<Record<string, unknown>>,
-  modelMaxOutput: number,
-): number {
-  const asked =
-    typeof body.max_completion_tokens === 'number'
-      ? body.max_completion_tokens
-      : typeof body.max_tokens === 'number'
-        ? body.max_tokens
-        : modelMaxOutput;
-  return Math.min(asked, modelMaxOutput);
-}
-
 /** Hold = input_estimate × input + max_out × output × n (+ the request fee), at the tier the estimate falls in. */
 export function sizeChatHold(rates: PriceRates, inputTokens: number, maxOutput: number, n: number): Nano {
   const set = tierFor(rates, inputTokens);

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LimitsConfig } from '../config/types.js';
 import { rateLimitHeaders } from '../limits/headers.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
-import { rateLimitsOf } from '../pipeline/rate-admission.js';
+import { rateLimitsOf } from '../limits/admission.js';
 
 export async function addRateLimitHeaders(limiter: RateLimiter, defaults: LimitsConfig, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const key = request.apiKey;

@@ -1,6 +1,8 @@
 // What both rate limiters share: the defaults, the admission a key without limits gets, and the
 // arithmetic of a refusal. The Redis scripts (redis-scripts.ts) repeat the same rules in Lua.
-import type { RateAdmission, RateLimitState, RateTicket } from './rate-limiter.js';
+import type { LimitsConfig } from '../config/types.js';
+import type { KeyRecord } from '../storage/types.js';
+import type { RateAdmission, RateLimits, RateLimitState, RateTicket } from './rate-limiter.js';
 
 /** The rolling window of rpm and tpm (product.md §8). Shorter only in tests. */
 export const DEFAULT_WINDOW_MS = 60_000;
@@ -34,4 +36,13 @@ export function tokenCount(tokens: number): number {
 /** Retry-After in whole milliseconds, at least 1 (the interface promises ≥ 1). */
 export function retryMs(ms: number): number {
   return ms >= 1 ? Math.ceil(ms) : 1;
+}
+
+/** The rate limits in force for a key: its own, else the config's `limits:` defaults. */
+export function rateLimitsOf(key: KeyRecord, defaults: LimitsConfig): RateLimits {
+  return {
+    rpm: key.limits.rpm ?? defaults.rpm,
+    tpm: key.limits.tpm ?? defaults.tpm,
+    maxConcurrent: key.limits.maxConcurrent ?? defaults.maxConcurrent,
+  };
 }

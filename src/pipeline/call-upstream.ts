@@ -1,23 +1,18 @@
-// One non-stream upstream attempt: send, check the status, read the body within its size limit,
-// parse the JSON. Records the attempt on the bill; throws UpstreamFailureError or TransportError.
-import { isJsonObject } from '../json-object.js';
+// One non-stream upstream attempt: send, check the status, read the body within its size limit, parse
+// the JSON. Throws UpstreamFailureError or TransportError; the attempt log is kept by attempts.ts.
+import { isJsonObject, type JsonObject } from '../json-object.js';
 import { malformed, UpstreamFailureError, type UpstreamRequest } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
-import { AttemptSignal } from '../upstream/attempt-signal.js';
+import { AttemptSignal, type AttemptStopper } from '../upstream/attempt-signal.js';
 import { readBody, TransportError, type UpstreamResponse } from '../upstream/transport.js';
+import type { Attempted } from './attempts.js';
 import type { ClientRequest, PipelineDeps } from './deps.js';
-import type { RequestBill } from './request-bill.js';
-import { attemptStatusOf } from './upstream-error.js';
 
 /** Error bodies are read for their message only; more than this is cut off. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 /** Reads an upstream error response into the adapter's UpstreamFailure. */
-export async function readUpstreamFailure(
-  candidate: Candidate,
-  response: UpstreamResponse,
-  signal: AbortSignal,
-): Promise<UpstreamFailureError> {
+export async function readUpstreamFailure(candidate: Candidate, response: UpstreamResponse, signal: AbortSignal): Promise<UpstreamFailureError> {
   let text = '';
   try {
     text = (await readBody(response, ERROR_BODY_LIMIT, signal)).toString('utf8');
@@ -32,11 +27,9 @@ export async function fetchUpstreamJson(
   client: ClientRequest,
   candidate: Candidate,
   request: UpstreamRequest,
-  bill: RequestBill,
-): Promise<unknown> {
-  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, undefined, bill);
-  const startedAt = performance.now();
-  let recorded = false;
+  stopper: AttemptStopper,
+): Promise<Attempted<JsonObject>> {
+  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, undefined, stopper);
   try {
     const response = await deps.transport.send(candidate.provider, request, attempt.signal);
     if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
@@ -47,15 +40,8 @@ export async function fetchUpstreamJson(
     } catch {
       json = undefined;
     }
-    if (isJsonObject(json)) {
-      bill.recordAttempt(candidate.provider.id, response.status, startedAt);
-      recorded = true;
-      return json;
-    }
+    if (isJsonObject(json)) return { value: json, status: response.status };
     throw malformed('body (not a JSON object)');
-  } catch (error) {
-    if (!recorded) bill.recordAttempt(candidate.provider.id, attemptStatusOf(error), startedAt);
-    throw error;
   } finally {
     attempt.dispose();
   }

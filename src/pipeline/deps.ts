@@ -3,10 +3,9 @@ import type { Logger } from 'pino';
 import type { Ledger } from '../billing/ledger.js';
 import type { Config } from '../config/types.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
-import type { RequestTrace } from '../telemetry/request-trace.js';
 import type { UpstreamRequest } from '../providers/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
-import type { KeyRecord } from '../storage/types.js';
+import type { KeyRecord, UsageEndpoint } from '../storage/types.js';
 import type { UpstreamTransport } from '../upstream/transport.js';
 import type { DrainSlots } from './drain-slots.js';
 
@@ -32,8 +31,10 @@ export interface ClientRequest {
   readonly dryRun: boolean;
   /** `X-Tollgate-Max-Tokens: clamp`: lower an unaffordable max_tokens instead of refusing (or the key's clamp_max_tokens). */
   readonly clamp: boolean;
-  /** Where the pipeline leaves what telemetry and the access log report when the request ends. */
-  readonly trace: RequestTrace;
+  /** The client API it came through (its usage row's `endpoint`). */
+  readonly endpoint: UsageEndpoint;
+  /** performance.now() when it arrived. */
+  readonly startedAt: number;
 }
 
 /** The client's SSE response, opened (status 200, headers) on the first write. */

@@ -3,7 +3,7 @@
 import type { ProviderConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { UpstreamFailureError, type UpstreamFailure } from '../providers/types.js';
-import { SseOverflowError } from '../streaming/sse-decoder.js';
+import { SseOverflowError } from '../providers/framing/sse.js';
 import { TransportError } from '../upstream/transport.js';
 
 const KEEPS_STATUS = new Set([400, 404, 413, 422]);
@@ -49,6 +49,11 @@ export function toGatewayError(error: unknown, provider: ProviderConfig): Gatewa
   }
   if (error instanceof SseOverflowError) return new GatewayError('upstream_error', { message: 'The upstream sent a malformed stream.' });
   return new GatewayError('internal_error', { cause: error });
+}
+
+/** A stream that ended without its end marker or a finish reason, and without an error: the connection broke. */
+export function incompleteStreamError(): GatewayError {
+  return new GatewayError('upstream_error', { message: 'The upstream failed: the upstream stream ended before it completed.' });
 }
 
 /** The status recorded for one attempt: the upstream's HTTP status, else what the gateway made of it. */

@@ -1,40 +1,35 @@
-// One streamed upstream response, read as client text: bytes → SSE events → the adapter's translator →
-// encoded chunks, metered on the way. next() returns the text of the next upstream read that produced
-// any, so the relay writes each read as it arrives and never buffers the stream.
-import type { JsonObject } from '../json-object.js';
-import { UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator } from '../providers/types.js';
+// One streamed upstream response, read as client frames: bytes → events (the kind's framing) → the client
+// API's stream for this attempt (translated, metered, framed). next() returns the frames of the next
+// upstream read that produced any, so the relay writes each read as it arrives and never buffers.
+import type { ClientStream } from './client-api.js';
+import { UpstreamFailureError, type FramedEvent } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
-import { SseDecoder, SseOverflowError, type SseEvent } from '../streaming/sse-decoder.js';
-import { encodeSseData } from '../streaming/sse-encoder.js';
+import { SseDecoder, SseOverflowError } from '../providers/framing/sse.js';
 import type { AttemptSignal } from '../upstream/attempt-signal.js';
 import { toTransportError, type UpstreamResponse } from '../upstream/transport.js';
-import { OutputMeter } from './output-meter.js';
 
 export class UpstreamStream {
-  readonly meter = new OutputMeter();
-  readonly translator: ChatStreamTranslator;
   /** The upstream body has ended (or failed). */
   ended = false;
   private readonly decoder = new SseDecoder();
   private readonly reads: AsyncIterator<unknown>;
-  /** A failure met after some text of the same read; thrown by the next call, after that text went out. */
+  /** A failure met after some frames of the same read; thrown by the next call, after those frames went out. */
   private pendingFailure: unknown;
 
   constructor(
     readonly candidate: Candidate,
-    body: ChatRequestBody,
+    readonly client: ClientStream,
     private readonly response: UpstreamResponse,
     readonly attempt: AttemptSignal,
   ) {
-    this.translator = candidate.adapter.createChatStreamTranslator(candidate.target, body);
     this.reads = response.body[Symbol.asyncIterator]();
   }
 
-  /** The next client text ('' once the stream has ended). Throws classified failures. */
+  /** The next client frames ('' once the stream has ended). Throws classified failures. */
   async next(): Promise<string> {
     if (this.pendingFailure !== undefined) throw this.fail(this.pendingFailure);
     while (!this.ended) {
-      let events: readonly SseEvent[];
+      let events: readonly FramedEvent[];
       try {
         const read = await this.reads.next();
         if (read.done) {
@@ -59,19 +54,14 @@ export class UpstreamStream {
     if (!this.ended) this.response.body.destroy();
   }
 
-  private translate(events: readonly SseEvent[]): string {
+  private translate(events: readonly FramedEvent[]): string {
     let text = '';
     for (const event of events) {
-      let chunk: JsonObject | null;
       try {
-        chunk = this.translator.onEvent(event);
+        text += this.client.push(event);
       } catch (error) {
         this.pendingFailure = error;
         break;
-      }
-      if (chunk) {
-        this.meter.observeChunk(chunk);
-        text += encodeSseData(chunk);
       }
     }
     return text;

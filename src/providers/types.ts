@@ -4,9 +4,12 @@
 import type { TokenUsage } from '../billing/pricing.js';
 import type { ProviderConfig } from '../config/types.js';
 import { isJsonObject, type JsonObject } from '../json-object.js';
-import type { SseEvent } from '../streaming/sse-decoder.js';
+import type { SseEvent } from './framing/sse.js';
 
 export type { JsonObject };
+
+/** One event of an upstream stream, as its framing delivers it (SSE for every kind today). */
+export type FramedEvent = SseEvent;
 
 /** What the registry knows about a kind before any request: config defaults and requirements. */
 export interface ProviderKindInfo {

@@ -1,7 +1,6 @@
 // The outcome fields of a usage row (client API, error, latency, time to first token), read from a
 // request's trace — the same for a row written with a settlement and for one written without money.
-import type { UsageRecord } from '../storage/types.js';
-import type { RequestTrace } from './request-trace.js';
+import type { UsageEndpoint, UsageRecord } from '../storage/types.js';
 
 /** The error code of a row whose client went away before its answer was complete (it got no error). */
 export const CLIENT_GONE_CODE = 'client_disconnected';
@@ -13,14 +12,26 @@ const MAX_REQUESTED_MODEL = 200;
 
 type OutcomeFields = Pick<UsageRecord, 'endpoint' | 'errorCode' | 'errorMessage' | 'durationMs' | 'firstTokenMs'>;
 
-export function outcomeFields(trace: RequestTrace, status: number, failure: { readonly code: string; readonly message: string } | undefined): OutcomeFields {
+/** A request's client API and arrival (performance.now()). */
+export interface RequestTiming {
+  readonly endpoint: UsageEndpoint | undefined;
+  readonly startedAt: number;
+}
+
+/** An error as a row records it: the registry's code and the message the client read. */
+export interface RowError {
+  readonly code: string;
+  readonly message: string;
+}
+
+export function outcomeFields(timing: RequestTiming, status: number, failure: RowError | undefined, firstTokenAt: number | undefined): OutcomeFields {
   const error = failure ?? (status === 499 ? { code: CLIENT_GONE_CODE, message: 'The client disconnected before its answer was complete.' } : undefined);
   return {
-    endpoint: trace.endpoint ?? null,
+    endpoint: timing.endpoint ?? null,
     errorCode: error?.code ?? null,
     errorMessage: error ? error.message.slice(0, MAX_ERROR_MESSAGE) : null,
-    durationMs: Math.round(performance.now() - trace.startedAt),
-    firstTokenMs: trace.firstTokenAt === undefined ? null : Math.round(trace.firstTokenAt - trace.startedAt),
+    durationMs: Math.round(performance.now() - timing.startedAt),
+    firstTokenMs: firstTokenAt === undefined ? null : Math.round(firstTokenAt - timing.startedAt),
   };
 }
 
@@ -28,14 +39,13 @@ export function outcomeFields(trace: RequestTrace, status: number, failure: { re
  * The usage row of a request that moved no money — refused (400, 402, 404, 409, 413, 415, 429, 503...),
  * quoted (a dry run), replayed (Idempotency-Key) or gone before any hold: no tokens, cost 0, no ledger entry.
  */
-export function outcomeRecord(trace: RequestTrace, requestId: string, keyId: string, requestedModel: unknown, status: number): UsageRecord {
-  const failure = trace.errorCode !== undefined ? { code: trace.errorCode, message: trace.errorMessage ?? '' } : undefined;
+export function outcomeRecord(timing: RequestTiming, requestId: string, keyId: string, requestedModel: unknown, status: number, failure: RowError | undefined): UsageRecord {
   return {
     requestId,
     time: Date.now(),
     keyId,
     model: typeof requestedModel === 'string' && requestedModel !== '' ? requestedModel.slice(0, MAX_REQUESTED_MODEL) : null,
-    provider: trace.provider ?? null,
+    provider: null,
     upstreamModel: null,
     status,
     inputTokens: 0,
@@ -46,6 +56,6 @@ export function outcomeRecord(trace: RequestTrace, requestId: string, keyId: str
     cost: 0,
     usageSource: 'none',
     attempts: [],
-    ...outcomeFields(trace, status, failure),
+    ...outcomeFields(timing, status, failure, undefined),
   };
 }

@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import type { TokenUsage } from '../../src/billing/pricing.js';
 import { geminiAdapter } from '../../src/providers/gemini/index.js';
 import type { JsonObject } from '../../src/providers/types.js';
-import { encodeSseData, SSE_DONE } from '../../src/streaming/sse-encoder.js';
+import { encodeSseData, SSE_DONE } from '../../src/api/sse.js';
 import { validateAgainst } from '../support/openapi.js';
 import { GEMINI_CLIENT_MODEL, GEMINI_TARGET, geminiDigest, geminiFrames, replayGemini } from './gemini-replay.js';
 import { everyOffset, type Replay } from './replay.js';

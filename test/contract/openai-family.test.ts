@@ -14,7 +14,7 @@ import { azureOpenAIAdapter } from '../../src/providers/azure-openai/index.js';
 import { parseOpenAIError } from '../../src/providers/openai/errors.js';
 import { parseOpenAIChatResponse, parseOpenAIEmbeddingResponse } from '../../src/providers/openai/response.js';
 import type { JsonObject, UpstreamTarget } from '../../src/providers/types.js';
-import { encodeSseData, SSE_DONE } from '../../src/streaming/sse-encoder.js';
+import { encodeSseData, SSE_DONE } from '../../src/api/sse.js';
 import { validateAgainst } from '../support/openapi.js';
 import { testProvider, testTarget } from '../support/provider-fixture.js';
 import {

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { OutputMeter } from '../../src/pipeline/output-meter.js';
 import { OpenAIChatStreamTranslator } from '../../src/providers/openai/stream.js';
 import type { ChatStreamTranslator, JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
-import { SseDecoder } from '../../src/streaming/sse-decoder.js';
-import { encodeSseData } from '../../src/streaming/sse-encoder.js';
+import { SseDecoder } from '../../src/providers/framing/sse.js';
+import { encodeSseData } from '../../src/api/sse.js';
 import { testCompatibleProvider, testTarget } from '../support/provider-fixture.js';
 
 export const CLIENT_MODEL = 'client-model';

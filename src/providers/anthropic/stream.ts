@@ -2,7 +2,7 @@
 // content blocks (text, thinking, tool_use) by block index; the client sees content, reasoning_content,
 // thinking_blocks (once a thinking block is complete, with its signature) and tool calls indexed 0, 1, ...
 import { isJsonObject, type JsonObject } from '../../json-object.js';
-import type { SseEvent } from '../../streaming/sse-decoder.js';
+import type { SseEvent } from '../framing/sse.js';
 import { ChunkBuilder } from '../chunk-builder.js';
 import { parseStreamEvent, UpstreamFailureError, type ChatRequestBody, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readAnthropicErrorObject, statusForErrorType } from './errors.js';

@@ -1,5 +1,5 @@
 // Reads Anthropic usage counters into billable counts and the OpenAI-shaped usage object.
-import { countText } from '../../billing/token-count.js';
+import { countText } from '../../tokens/count-text.js';
 import { isJsonObject } from '../../json-object.js';
 import type { ReportedUsage } from '../types.js';
 import { reportTokens } from '../usage-report.js';

@@ -2,7 +2,7 @@
 // {base_url}/openai/deployments/{deployment}/{operation}?api-version=... with an `api-key` header; the
 // replies are OpenAI's, with Azure's content-filter annotations removed so clients get clean chunks.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
-import type { SseEvent } from '../../streaming/sse-decoder.js';
+import type { SseEvent } from '../framing/sse.js';
 import { parseOpenAIError } from '../openai/errors.js';
 import { buildOpenAIChatRequest, buildOpenAIEmbeddingRequest, type OpenAIEndpoint } from '../openai/request.js';
 import { parseOpenAIChatResponse, parseOpenAIEmbeddingResponse } from '../openai/response.js';

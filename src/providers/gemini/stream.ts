@@ -1,7 +1,7 @@
 // Gemini streamGenerateContent?alt=sse events → OpenAI chat.completion.chunks: one chunk per event at most,
 // usage kept aside (it is cumulative on every event: the last report wins), tool calls given ids and indexes.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
-import type { SseEvent } from '../../streaming/sse-decoder.js';
+import type { SseEvent } from '../framing/sse.js';
 import { parseStreamEvent, UpstreamFailureError, type ChatStreamTranslator, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readGeminiErrorObject } from './errors.js';
 import { toOpenAILogprobs } from './logprobs.js';

@@ -2,7 +2,7 @@
 // the finish chunk for DeepSeek/Mistral, every chunk for vLLM — the last report wins) and removed from
 // the relayed chunks: the gateway itself sends the one final usage chunk, with the cost.
 import { isJsonObject } from '../../json-object.js';
-import type { SseEvent } from '../../streaming/sse-decoder.js';
+import type { SseEvent } from '../framing/sse.js';
 import { parseStreamEvent, UpstreamFailureError, type ChatStreamTranslator, type JsonObject, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseEnvelope, ToolCallIndexer } from './normalize.js';

@@ -15,7 +15,7 @@ import { OutputMeter } from '../../../src/pipeline/output-meter.js';
 import { RequestTrace } from '../../../src/telemetry/request-trace.js';
 import type { ClientRequest, PipelineDeps, SseSink } from '../../../src/pipeline/deps.js';
 import type { ChatRequestBody, UpstreamRequest } from '../../../src/providers/types.js';
-import { SseDecoder } from '../../../src/streaming/sse-decoder.js';
+import { SseDecoder } from '../../../src/providers/framing/sse.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { Store } from '../../../src/storage/types.js';
 import type { UpstreamTransport } from '../../../src/upstream/transport.js';

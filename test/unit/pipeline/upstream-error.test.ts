@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { GatewayError } from '../../../src/errors.js';
 import { attemptStatusOf, failureToGatewayError, toGatewayError } from '../../../src/pipeline/upstream-error.js';
 import { UpstreamFailureError, type UpstreamFailure } from '../../../src/providers/types.js';
-import { SseOverflowError } from '../../../src/streaming/sse-decoder.js';
+import { SseOverflowError } from '../../../src/providers/framing/sse.js';
 import { TransportError } from '../../../src/upstream/transport.js';
 import { testProvider } from '../../support/provider-fixture.js';
 

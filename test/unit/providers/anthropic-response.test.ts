@@ -1,7 +1,7 @@
 // Anthropic Messages → chat.completion bodies and usage.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { countText } from '../../../src/billing/token-count.js';
+import { countText } from '../../../src/tokens/count-text.js';
 import { mapStopReason, parseAnthropicChatResponse } from '../../../src/providers/anthropic/response.js';
 import { UpstreamFailureError, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
 import { assertMatchesSchema } from '../../support/openapi.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { azureOpenAIAdapter } from '../../../src/providers/azure-openai/index.js';
 import { findProviderKind } from '../../../src/providers/registry.js';
 import type { ChatRequestBody, JsonObject, UpstreamTarget } from '../../../src/providers/types.js';
-import type { SseEvent } from '../../../src/streaming/sse-decoder.js';
+import type { SseEvent } from '../../../src/providers/framing/sse.js';
 import { testProvider, testTarget } from '../../support/provider-fixture.js';
 
 const FIXTURES = new URL('../../fixtures/upstream/', import.meta.url);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { OpenAIChatStreamTranslator } from '../../../src/providers/openai/stream.js';
 import { UpstreamFailureError, type JsonObject } from '../../../src/providers/types.js';
-import type { SseEvent } from '../../../src/streaming/sse-decoder.js';
+import type { SseEvent } from '../../../src/providers/framing/sse.js';
 import { testCompatibleProvider, testTarget } from '../../support/provider-fixture.js';
 
 const FIXTURES = new URL('../../fixtures/upstream/', import.meta.url);

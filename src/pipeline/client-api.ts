@@ -1,0 +1,78 @@
+// The port a client API plugs into the one request flow (pipeline/run.ts): everything that depends on
+// the shape a client speaks — its validation, how its input is counted and its output bounded, how a
+// request becomes an upstream request for each provider kind, its answers, its stream frames and its
+// error envelope. The flow itself knows none of these shapes. Implementations live in src/api/<api>/.
+import type { ModelConfig } from '../config/types.js';
+import type { GatewayError } from '../errors.js';
+import type { JsonObject } from '../json-object.js';
+import type { FramedEvent, ReportedUsage, UpstreamRequest } from '../providers/types.js';
+import type { Candidate } from '../routing/resolve-route.js';
+import type { UsageEndpoint } from '../storage/types.js';
+import type { Endpoint } from '../telemetry/metrics.js';
+import type { Charge } from './admission/reservation.js';
+
+/** The output a request may produce, for its hold: per choice, and how many choices. */
+export interface OutputBudget {
+  readonly maxOutput: number;
+  readonly choices: number;
+}
+
+/** A whole upstream answer, in the client's shape, before its usage and cost are set. */
+export interface ApiAnswer {
+  readonly body: JsonObject;
+  readonly usage: ReportedUsage | null;
+  /** Tokenizer count of the output it carries (read only when there is no usage, or after a fault). */
+  delivered(): number;
+}
+
+/** One streamed upstream attempt, turned into this API's frames and metered as they go to the client. */
+export interface ClientStream {
+  /** The frames for one upstream event ('' when it yields none). Throws UpstreamFailureError on an error event. */
+  push(event: FramedEvent): string;
+  /** The upstream's own end marker arrived. */
+  readonly finished: boolean;
+  /** The last usage the upstream reported (cumulative upstream: the last report wins). */
+  readonly usage: ReportedUsage | null;
+  /** Output (text, reasoning, a tool call, a refusal) reached the frames. */
+  readonly sawOutput: boolean;
+  /** A choice finished. */
+  readonly sawFinish: boolean;
+  /** Tokenizer count of the output framed so far. */
+  delivered(): number;
+  /** The stream's successful end: the usage (with the cost) and the end marker. */
+  final(charge: Charge): string;
+  /** A growing hold could not grow: the end of a stream that reached its output limit, with its usage. */
+  cut(charge: Charge, choices: number): string;
+  /** A failure after the stream was committed, in this API's in-stream error form. */
+  error(error: GatewayError): string;
+}
+
+export interface ClientApi<Body extends JsonObject = JsonObject> {
+  /** The usage row's `endpoint`. */
+  readonly endpoint: UsageEndpoint;
+  /** Its route under /v1. */
+  readonly path: string;
+  /** Its `endpoint` label in the metrics. */
+  readonly metricsLabel: Endpoint;
+  /** The model type it calls (a model of another type answers as unknown). */
+  readonly modelType: ModelConfig['type'];
+  /** Checks what the flow relies on; throws a 400 in this API's terms. */
+  validate(raw: unknown): Body;
+  modelOf(body: Body): string;
+  streams(body: Body): boolean;
+  countInput(body: Body): Promise<number>;
+  /** The output the hold covers; undefined for an API without output (embeddings). */
+  outputBudget(body: Body, modelMaxOutput: number | undefined): OutputBudget | undefined;
+  /** The request with its output limit lowered to `maxOutput` (a clamp), and the field it set. */
+  withMaxOutput(body: Body, maxOutput: number): Body;
+  /** The upstream request for one candidate; may throw a 400 (it is built for the first before the hold). */
+  buildRequest(body: Body, candidate: Candidate): UpstreamRequest;
+  /** A whole upstream answer (JSON) in this API's shape. */
+  parseAnswer(json: JsonObject, body: Body, candidate: Candidate): ApiAnswer;
+  /** The answer the client gets: the body with its usage and cost. */
+  answerWith(answer: ApiAnswer, charge: Charge): JsonObject;
+  /** One streamed attempt of this API on that candidate. */
+  openStream(body: Body, candidate: Candidate, requestId: string): ClientStream;
+  /** An error answer's body in this API's envelope. */
+  envelope(error: GatewayError): unknown;
+}

@@ -1,0 +1,161 @@
+// A streamed answer. Until the first frame is ready for the client, a failing upstream can still be
+// retried or replaced (attempts.ts); from then on the stream is committed: each upstream read is relayed
+// as it arrives, the reservation is kept alive, and the stream ends with the API's own last frames — the
+// usage with the cost, a growing hold's "length" end, or an error.
+import { GatewayError } from '../errors.js';
+import type { JsonObject } from '../json-object.js';
+import type { Candidate } from '../routing/resolve-route.js';
+import { AttemptSignal, type DrainPermit } from '../upstream/attempt-signal.js';
+import { TransportError } from '../upstream/transport.js';
+import { OutputGrowth } from './admission/growth.js';
+import { withFailover, type Attempted } from './attempts.js';
+import { readUpstreamFailure } from './call-upstream.js';
+import type { ClientApi } from './client-api.js';
+import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
+import { closeAfterFault, closeBeforeOutput, type FlowResult, type FlowState } from './flow.js';
+import { decideSettlement, type SettlementFacts } from './settlement.js';
+import { toGatewayError } from './upstream-error.js';
+import { UpstreamStream } from './upstream-stream.js';
+
+interface OpenedStream {
+  readonly stream: UpstreamStream;
+  readonly firstFrames: string;
+}
+
+/** A growing hold that the key could not extend: the stream ended after `delivered` output tokens. */
+interface CutShort {
+  readonly delivered: number;
+  readonly choices: number;
+}
+
+export async function streamAnswer<Body extends JsonObject>(
+  api: ClientApi<Body>,
+  deps: PipelineDeps,
+  client: ClientRequest,
+  flow: FlowState<Body>,
+  openSink: () => SseSink,
+): Promise<FlowResult> {
+  let opened: OpenedStream;
+  try {
+    const served = await withFailover(deps, client, flow.plan, (candidate) => openStream(api, deps, client, flow, candidate));
+    flow.draft = { ...flow.draft, provider: served.served.provider.id, upstreamModel: served.served.target.upstreamModel, attempts: served.attempts };
+    opened = served.value;
+  } catch (error) {
+    return closeBeforeOutput(client, flow, error);
+  }
+  const { stream } = opened;
+  flow.delivered = () => stream.client.delivered();
+  flow.draft = { ...flow.draft, firstTokenAt: performance.now() };
+  const sink = openSink();
+  try {
+    return await relayToEnd(deps, client, flow, opened, sink);
+  } catch (error) {
+    // A bug while the stream was open: it ends with an error frame, settled as a fault.
+    deps.log.error({ err: error, requestId: client.requestId }, 'stream failed after it started');
+    stream.close();
+    const result = flow.reservation.isClosed ? undefined : await closeAfterFault(flow, error);
+    sink.end(stream.client.error(new GatewayError('internal_error')));
+    return { ok: true, answer: { kind: 'streamed' }, report: { ...result?.report, firstTokenAt: flow.draft.firstTokenAt! } };
+  }
+}
+
+async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: ClientRequest, flow: FlowState<Body>, opened: OpenedStream, sink: SseSink): Promise<FlowResult> {
+  const { stream } = opened;
+  const growth = flow.hold.growing && flow.budget
+    ? new OutputGrowth(flow.reservation, flow.hold.route.model.rates, flow.hold.inputTokens, flow.budget.choices, deps.config.billing.growingStepTokens, flow.budget.maxOutput)
+    : undefined;
+  let failure: unknown;
+  let cut: CutShort | undefined;
+  try {
+    cut = await relay(client, opened, sink, growth);
+  } catch (error) {
+    failure = error;
+  } finally {
+    stream.close();
+  }
+  const facts: SettlementFacts = cut
+    ? { phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered }
+    : {
+        phase: 'streamed',
+        clientGone: client.signal.aborted,
+        holdLost: flow.reservation.stopReason,
+        failure: failure === undefined ? undefined : { error: toGatewayError(failure, stream.candidate.provider), connectionDrop: failure instanceof TransportError },
+        completed: stream.client.finished || stream.client.sawFinish,
+        sawOutput: stream.client.sawOutput,
+        sawFinish: stream.client.sawFinish,
+        usage: stream.client.usage?.tokens ?? null,
+        delivered: () => stream.client.delivered(),
+      };
+  const settlement = decideSettlement(facts, flow.hold.inputTokens);
+  const charge = await flow.reservation.close(settlement, flow.draft);
+  const report = { billed: charge.record, firstTokenAt: flow.draft.firstTokenAt! };
+  if (client.signal.aborted) return { ok: true, answer: { kind: 'streamed' }, report };
+  if (cut) sink.end(stream.client.cut(charge, cut.choices));
+  else if (settlement.failure) sink.end(stream.client.error(settlement.failure));
+  else sink.end(stream.client.final(charge));
+  return { ok: true, answer: { kind: 'streamed' }, report };
+}
+
+/**
+ * One attempt: send, check the status, and read until the first frame that carries output (content,
+ * reasoning, a tool call, a finish) — a bare role chunk is held back with it, so an upstream that fails
+ * right after announcing the assistant role can still be retried or replaced.
+ */
+async function openStream<Body extends JsonObject>(
+  api: ClientApi<Body>,
+  deps: PipelineDeps,
+  client: ClientRequest,
+  flow: FlowState<Body>,
+  candidate: Candidate,
+): Promise<Attempted<OpenedStream>> {
+  const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), flow.reservation);
+  let stream: UpstreamStream | undefined;
+  try {
+    const response = await deps.transport.send(candidate.provider, flow.plan.requestFor(candidate), attempt.signal);
+    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    stream = new UpstreamStream(candidate, api.openStream(flow.body, candidate, client.requestId), response, attempt);
+    let firstFrames = '';
+    const frames = stream.client;
+    while (!stream.ended && !frames.sawOutput && !frames.sawFinish && !frames.finished) firstFrames += await stream.next();
+    if (!firstFrames && !frames.finished && !frames.usage) {
+      throw new TransportError('reset', 'the upstream stream ended before its first chunk');
+    }
+    return { value: { stream, firstFrames }, status: response.status };
+  } catch (error) {
+    if (stream) stream.close();
+    else attempt.dispose();
+    throw error;
+  }
+}
+
+function drainPermit(deps: PipelineDeps, candidate: Candidate): DrainPermit | undefined {
+  if (candidate.provider.onClientDisconnect !== 'drain') return undefined;
+  return {
+    tryStart: (cancel) => deps.drains.tryAcquire(candidate.provider, cancel),
+    finish: (cancel) => deps.drains.release(candidate.provider, cancel),
+  };
+}
+
+/**
+ * Relays every upstream read as it arrives (the reservation is kept alive meanwhile). With a growing
+ * hold, a read is relayed only once the hold covers the output so far; when it cannot grow, the read is
+ * withheld and the relay stops (returns what had been delivered).
+ */
+async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink, growth: OutputGrowth | undefined): Promise<CutShort | undefined> {
+  let text = opened.firstFrames;
+  let delivered = 0;
+  for (;;) {
+    if (growth && text && !client.signal.aborted) {
+      const tokens = opened.stream.client.delivered();
+      if (!(await growth.cover(tokens))) return { delivered, choices: growth.n };
+      delivered = tokens;
+    }
+    // A drained stream (client gone, exact usage wanted) reads on without writing.
+    if (text && !client.signal.aborted) {
+      const backpressure = sink.write(text);
+      if (backpressure) await backpressure;
+    }
+    if (opened.stream.ended) return undefined;
+    text = await opened.stream.next();
+  }
+}
