@@ -11,6 +11,7 @@ import { MissingVariableError, substituteEnv } from './env-substitution.js';
 import { normalisePrice } from './model-price.js';
 import { configSchema, type RawConfig } from './schema.js';
 import type { Config, ModelConfig, ProviderConfig } from './types.js';
+import { normaliseTrustProxy } from './trust-proxy.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -205,6 +206,7 @@ function normalise(raw: RawConfig, path: string): Config {
       keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
       writeStallMs: raw.server.write_stall_ms,
       corsOrigins: raw.server.cors_origins,
+      trustProxy: normaliseTrustProxy(raw.server.trust_proxy),
     },
     database,
     providers,
