@@ -15,3 +15,9 @@ export function time(iso: string | number | null | undefined): string {
   if (iso === null || iso === undefined) return '—';
   return new Date(iso).toLocaleString();
 }
+
+/** A day in the viewer's locale (the full time in a title, where it matters). */
+export function date(iso: string | number | null | undefined): string {
+  if (iso === null || iso === undefined) return '—';
+  return new Date(iso).toLocaleDateString();
+}
