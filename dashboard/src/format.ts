@@ -1,5 +1,6 @@
 // How figures read on the page: USD exactly, to the nano-dollar (at least 2 decimals, trailing zeros
-// dropped beyond), token counts with thousands separators, times in the viewer's locale.
+// dropped beyond), token counts with thousands separators, times in the viewer's locale; "—" for what
+// is null or absent.
 export function usd(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   const [whole, fraction = ''] = Math.abs(value).toFixed(9).split('.');
@@ -20,4 +21,15 @@ export function time(iso: string | number | null | undefined): string {
 export function date(iso: string | number | null | undefined): string {
   if (iso === null || iso === undefined) return '—';
   return new Date(iso).toLocaleDateString();
+}
+
+/** A duration in milliseconds: "850 ms", "12.3 s". */
+export function ms(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return value < 10_000 ? `${count(value)} ms` : `${Number((value / 1000).toFixed(1)).toLocaleString('en-US')} s`;
+}
+
+/** A text field, or "—" when null, absent or empty. */
+export function text(value: string | null | undefined): string {
+  return value === null || value === undefined || value === '' ? '—' : value;
 }

@@ -24,9 +24,6 @@ export function limitsText(l: Limits): string {
 
 export const modelsText = (models: KeyObject['allowed_models']): string => (models === '*' ? 'all' : models.join(', ') || 'none');
 
-/** A key's page (its id is not a secret; the key's secret never goes in a URL). */
-export const keyHref = (id: string): string => `#/keys/${encodeURIComponent(id)}`;
-
 /** The buttons for an active key's actions. */
 export function KeyActions({ keyObject: k, onAction }: { keyObject: KeyObject; onAction: (action: KeyAction) => void }) {
   return (

@@ -5,7 +5,8 @@ import { Pager, nextCursors } from '../components/pager.js';
 import { date, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { listKeys } from '../keys-api.js';
-import { KeyActionDialogs, KeyActions, keyHref, limitsText, modelsText, type KeyAction } from './key-actions.js';
+import { keyHref } from '../route.js';
+import { KeyActionDialogs, KeyActions, limitsText, modelsText, type KeyAction } from './key-actions.js';
 
 export function KeysPage({ token }: { token: string }) {
   const [status, setStatus] = useState('');

@@ -1,15 +1,16 @@
 // The operator's overview: spend, requests, tokens and error rate over the last 24 hours (by hour) or
-// 30 days (by day), top models, top keys and the holds in flight. Its data: the usage summaries for the
-// range (by time, model and key) and the key list, fetched in parallel.
+// 30 days (by day), the requests refused for want of a valid key, top models, top keys and the holds in
+// flight. Its data: the usage summaries for the range (by time, model and key), the key list and the
+// count of refused requests, fetched in parallel.
 import { useMemo, useState } from 'preact/hooks';
-import { getAll } from '../api.js';
+import { ApiError, getAll, getJson, withQuery } from '../api.js';
 import { errorRateText, percentText, requestsChartText, spendText, tokensText } from '../chart-text.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { TimeChart } from '../components/time-chart.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { RANGES, groupOf, rangeStart, timeSeries, totals, totalTokens, type Period } from '../summary.js';
-import type { KeyObject, SummaryRow } from '../types.js';
+import type { KeyObject, SummaryRow, UnauthenticatedBucket } from '../types.js';
 import { listAllKeys } from '../keys-api.js';
 
 interface OverviewData {
@@ -17,6 +18,8 @@ interface OverviewData {
   byModel: SummaryRow[];
   byKey: SummaryRow[];
   keys: KeyObject[];
+  /** Requests refused for a missing or unknown key in the range; null where the gateway does not count them. */
+  refusedBadKey: number | null;
   loadedAt: number;
   /** The range the data are for (the select may already name the next one while it loads). */
   period: Period;
@@ -28,8 +31,28 @@ async function loadOverview(token: string, period: Period): Promise<OverviewData
   const now = Date.now();
   const since = new Date(rangeStart(period, now) * 1000).toISOString();
   const summary = (groupBy: string) => getAll<SummaryRow>('/admin/v1/usage/summary', token, { group_by: groupBy, since });
-  const [byTime, byModel, byKey, keys] = await Promise.all([summary(period), summary('model'), summary('key'), listAllKeys(token)]);
-  return { byTime, byModel, byKey, keys, loadedAt: now, period };
+  const [byTime, byModel, byKey, keys, refusedBadKey] = await Promise.all([
+    summary(period),
+    summary('model'),
+    summary('key'),
+    listAllKeys(token),
+    countRefusedBadKey(token, period, since),
+  ]);
+  return { byTime, byModel, byKey, keys, refusedBadKey, loadedAt: now, period };
+}
+
+/**
+ * Requests without a valid key are no usage rows (a flood of bad keys must not grow the database); the
+ * gateway counts them per bucket instead. A gateway without that count (404) leaves the figure out.
+ */
+async function countRefusedBadKey(token: string, period: Period, since: string): Promise<number | null> {
+  try {
+    const buckets = await getJson<{ data: UnauthenticatedBucket[] }>(withQuery('/admin/v1/usage/unauthenticated', { since, group_by: period }), { token });
+    return buckets.data.reduce((n, b) => n + b.requests, 0);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
 }
 
 export function OverviewPage({ token }: { token: string }) {
@@ -81,6 +104,7 @@ export function OverviewPage({ token }: { token: string }) {
         <CountFigure label="Requests" value={sum.requests} id="requests" />
         <CountFigure label="Tokens" value={sum.tokens} id="tokens" />
         <CountFigure label="Error rate" value={sum.requests ? Number(((100 * sum.errors) / sum.requests).toFixed(1)) : null} id="error-rate" suffix="%" />
+        {data.refusedBadKey !== null && <CountFigure label="Refused: no valid key" value={data.refusedBadKey} id="unauthenticated" />}
         <Figure label="Held in flight" usd={heldNano / 1e9} id="held" />
       </div>
       <div class="charts">
