@@ -187,6 +187,16 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
       await watched.shot(`${nav}-390`);
       assert.equal(await sidewaysScroll(page), 0, `the ${nav} page does not scroll sideways`);
     }
+    // A request's page and its key's page, opened from the usage table.
+    await page.click('[data-nav=usage]');
+    await page.locator('table.usage tbody tr a').first().click();
+    await page.locator('[data-request-detail]').waitFor();
+    await watched.shot('request-390');
+    assert.equal(await sidewaysScroll(page), 0, 'a request’s page does not scroll sideways');
+    await page.locator('[data-field=key] a').click();
+    await page.locator(`[data-key-page="${holder.id}"] table.ledger`).waitFor();
+    await watched.shot('key-390');
+    assert.equal(await sidewaysScroll(page), 0, 'a key’s page does not scroll sideways');
     await page.click('[data-nav=keys]');
     const revoke = (await page.locator(`tr[data-key="${wide.id}"] [data-action=revoke]`).boundingBox())!;
     assert.ok(revoke.x >= 0 && revoke.x + revoke.width <= PHONE.width, `revoke (x ${revoke.x}…${revoke.x + revoke.width}) is on screen`);
