@@ -58,7 +58,7 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
   }
 
   /** How far the document scrolls sideways (0: it does not). */
-  const sidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const sidewaysScroll = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
   /** The chart's bucket times and first series, as the page drew them. */
   async function chartData(page: Page, chart: string): Promise<{ times: number[]; values: number[] }> {

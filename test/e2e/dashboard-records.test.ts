@@ -207,7 +207,7 @@ describe('dashboard: every request on record', { skip }, () => {
     assert.match((await page.locator('table.ledger tbody tr').first().textContent())!, /Top-up\+\$0\.01.*top-up/);
     await page.locator('.pager button', { hasText: 'Next' }).first().click();
     const second: Json = await admin(`/keys/${key.id}/ledger?limit=20&after=${encodeURIComponent(newest.next_cursor)}`);
-    await page.waitForFunction((n) => document.querySelectorAll('table.ledger tbody tr').length === n, second.data.length);
+    await page.waitForFunction(`document.querySelectorAll('table.ledger tbody tr').length === ${second.data.length}`);
     assert.deepEqual(await entryIds(), second.data.map((e: Json) => String(e.id)));
 
     // Its recent requests, each opening its own page.
