@@ -30,6 +30,12 @@ export const ERROR_REGISTRY = {
     type: 'insufficient_quota',
     message: "The key's spend cap for this period does not cover the hold for this request.",
   },
+  // The admin API and CLI: a revoked key's balance is frozen — no top-up or adjustment (ADR 0032).
+  key_revoked: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: "The key is revoked: its balance can no longer change. Issue a new key instead.",
+  },
   idempotency_in_progress: {
     status: 409,
     type: 'invalid_request_error',

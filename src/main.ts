@@ -4,6 +4,7 @@ import { loadTokenizer } from './billing/bounded-count.js';
 import { HoldSweeper } from './billing/hold-sweeper.js';
 import { Ledger } from './billing/ledger.js';
 import type { Config, ProviderConfig } from './config/types.js';
+import { logConfigWarnings } from './config/usable-upstreams.js';
 import { buildServer } from './http/server.js';
 import type { Logger } from './log.js';
 import { openDatabase } from './open-database.js';
@@ -15,6 +16,7 @@ import { InFlightRequests } from './pipeline/in-flight.js';
 import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
 import { GatewayMetrics } from './telemetry/metrics.js';
+import { OutcomeRecorder } from './telemetry/outcome-recorder.js';
 import { collectStartupGarbage, releaseYoungGeneration } from './heap-growth.js';
 
 export interface RunningGateway {
@@ -47,6 +49,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
   const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
+  const outcomes = new OutcomeRecorder(store.usage, log, { dropped: (rows) => metrics.usageRowsDropped(rows) });
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
   const limiter = await openRateLimiter(config, log);
@@ -68,6 +71,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     isClosing: () => closing,
     metrics,
     probe: store.probe,
+    outcomes,
   });
   // The tokenizer's vocabulary (5 MB, tens of ms to read) now, not in the first request's time.
   loadTokenizer();
@@ -79,6 +83,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   try {
     await server.listen({ host, port: options.port ?? config.server.port });
   } catch (error) {
+    await outcomes.close();
     await transport.close();
     await limiter.close();
     await cooldowns?.close();
@@ -89,7 +94,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
-  for (const warning of config.warnings) log.warn(warning);
+  if (!options.worker) logConfigWarnings(config, log);
   log.info({ url, models: config.models.size, providers: config.providers.size }, options.worker ? 'worker listening' : 'tollgate listening');
 
   let closed: Promise<void> | undefined;
@@ -110,6 +115,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await inFlight.drained();
     } finally {
       await sweeper.stop();
+      await outcomes.close();
       await transport.close();
       await limiter.close();
       await cooldowns?.close();

@@ -14,16 +14,22 @@ export function listAllKeys(token: string): Promise<KeyObject[]> {
   return getAll<KeyObject>(KEYS, token, { limit: 100 });
 }
 
+/**
+ * Limits to set. Money goes as the decimal text the operator typed: the server reads it exactly and
+ * names what is wrong with it (a JSON number would round "8388608.000000001" before the server saw it).
+ */
+export type LimitsInput = Partial<Omit<Limits, 'budget'>> & { budget?: string | null };
+
 export interface KeyFields {
   name: string;
   allowed_models: string[] | '*';
   /** Only the limits to set (null: no limit of the key's own). */
-  limits: Partial<Limits>;
+  limits: LimitsInput;
   /** Absent: unchanged. */
   expires_at?: string | null;
 }
 
-export function createKey(token: string, fields: KeyFields & { balance: number }, idempotencyKey: string): Promise<KeyObject> {
+export function createKey(token: string, fields: KeyFields & { balance: string }, idempotencyKey: string): Promise<KeyObject> {
   return getJson(KEYS, { token, body: fields, idempotencyKey });
 }
 
@@ -33,7 +39,7 @@ export function updateKey(token: string, id: string, fields: KeyFields): Promise
   return getJson(`${KEYS}/${encodeURIComponent(id)}`, { token, method: 'PATCH', body: { name, allowed_models, limits, expires_at } });
 }
 
-export function topUpKey(token: string, id: string, amount: number, note: string | undefined, idempotencyKey: string): Promise<KeyObject> {
+export function topUpKey(token: string, id: string, amount: string, note: string | undefined, idempotencyKey: string): Promise<KeyObject> {
   return getJson(`${KEYS}/${encodeURIComponent(id)}/topup`, { token, body: note ? { amount, note } : { amount }, idempotencyKey });
 }
 

@@ -142,6 +142,8 @@ export interface UpstreamHealth {
   upstream_model: string;
   /** The client model IDs this upstream serves. */
   models?: string[];
+  /** false: the provider lacks the api_key its kind needs, so this upstream is never called. */
+  configured?: boolean;
   cooling?: boolean;
   cooling_until: string | null;
   consecutive_failures: number;

@@ -6,6 +6,19 @@ export type Nano = number;
 
 export const NANO_PER_USD = 1_000_000_000n;
 
+/**
+ * The largest amount the ledger holds: 2^23 USD ($8,388,608), in nano-dollars. It bounds every amount an
+ * operator moves (a top-up, an adjustment, an opening balance, a budget) and every key's balance. Why
+ * this figure (docs/adr/0032-money-guard-rails.md): money leaves the gateway as a JSON number, which every
+ * client (the dashboard's JavaScript, the SDKs, Python's json) reads as an IEEE double, and a double tells
+ * every nano-dollar apart only below 2^23 dollars — above it, 8388608.000000001 reads back as
+ * 8388608.000000002. It is also inside the safe integers (2^53 nano ≈ $9,007,199) that Nano is.
+ */
+export const MAX_NANO: Nano = 8_388_608_000_000_000;
+
+/** The maximum as an operator would type it: "8388608". */
+export const MAX_USD = '8388608';
+
 const MAX_EXPONENT = 40;
 const MAX_DIGITS = 60;
 
@@ -38,23 +51,38 @@ export function parseDecimal(value: number | string, scale: number): bigint | un
   return sign === '-' ? -scaled : scaled;
 }
 
-/** "12.5" → 12_500_000_000 nano. Undefined if not a decimal with at most 9 places or not a safe integer. */
-export function usdToNano(value: number | string): Nano | undefined {
-  const nano = parseDecimal(value, 9);
-  if (nano === undefined) return undefined;
-  if (nano > BigInt(Number.MAX_SAFE_INTEGER) || nano < -BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
-  return Number(nano);
-}
-
-/** Nano → USD as a JSON number (the nearest double; exact for every amount a key can hold). */
+/**
+ * Nano → USD as a JSON number: the nearest double, whose shortest decimal form (what JSON.stringify
+ * writes) is the exact amount for every |nano| ≤ MAX_NANO.
+ */
 export function nanoToUsd(nano: Nano): number {
   return nano / 1e9;
 }
 
-/** Nano → an exact decimal string, trailing zeros trimmed: 1_500_000_000 → "1.5". */
-export function formatUsd(nano: Nano): string {
+/** What an amount an operator typed or sent comes to: its nano-dollars, or why it is refused. */
+export type AmountReading =
+  | { readonly ok: true; readonly nano: Nano }
+  | { readonly ok: false; readonly reason: 'not_a_decimal' }
+  | { readonly ok: false; readonly reason: 'over_maximum'; readonly nano: bigint };
+
+/** Reads a USD amount exactly and holds it to the ledger's maximum (either sign: |amount| ≤ MAX_NANO). */
+export function readUsdAmount(value: number | string): AmountReading {
+  const nano = parseDecimal(value, 9);
+  if (nano === undefined) return { ok: false, reason: 'not_a_decimal' };
+  if (nano > BigInt(MAX_NANO) || nano < -BigInt(MAX_NANO)) return { ok: false, reason: 'over_maximum', nano };
+  return { ok: true, nano: Number(nano) };
+}
+
+/** "12.5" → 12_500_000_000 nano. Undefined if not a decimal with at most 9 places or past ±MAX_NANO. */
+export function usdToNano(value: number | string): Nano | undefined {
+  const reading = readUsdAmount(value);
+  return reading.ok ? reading.nano : undefined;
+}
+
+/** Nano → an exact decimal string, trailing zeros trimmed: 1_500_000_000 → "1.5". Any size as a bigint. */
+export function formatUsd(nano: Nano | bigint): string {
   const negative = nano < 0;
-  const abs = BigInt(Math.abs(nano));
+  const abs = typeof nano === 'bigint' ? (negative ? -nano : nano) : BigInt(Math.abs(nano));
   const whole = abs / NANO_PER_USD;
   const fraction = (abs % NANO_PER_USD).toString().padStart(9, '0').replace(/0+$/, '');
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;

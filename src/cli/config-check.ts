@@ -1,6 +1,7 @@
 // `tollgate config check`: validates the config and prints what it resolves to, secrets masked.
 import type { Command } from 'commander';
 import type { Config } from '../config/types.js';
+import { disabledModelLine } from '../config/usable-upstreams.js';
 import { loadCommandConfig } from './context.js';
 import { printJson, printTable } from './format.js';
 
@@ -19,6 +20,8 @@ function summary(config: Config): Record<string, unknown> {
       kind: p.kind,
       base_url: p.baseUrl,
       api_key: mask(p.apiKey),
+      // false: the kind needs an api_key and there is none, so its upstreams are never called.
+      configured: p.configured,
       ...(p.apiVersion ? { api_version: p.apiVersion } : {}),
     })),
     models: [...config.models.values()].map((m) => ({
@@ -32,6 +35,8 @@ function summary(config: Config): Record<string, unknown> {
     })),
     // Whether /admin/v1 is served; the token itself is never printed.
     admin_api: config.admin.token === undefined ? 'off' : 'on',
+    // Models not offered because none of their upstreams can be called, each with the reason.
+    disabled_models: config.disabledModels,
     warnings: config.warnings,
   };
 }
@@ -64,6 +69,6 @@ export function registerConfigCommands(program: Command): void {
         ]),
       );
       process.stdout.write(`\nadmin API (/admin/v1): ${String(resolved.admin_api)}\n`);
-      for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
+      for (const warning of [...loaded.disabledModels.map(disabledModelLine), ...loaded.warnings]) process.stderr.write(`warning: ${warning}\n`);
     });
 }

@@ -1,5 +1,5 @@
 // How keys and usage rows look on the command line: JSON objects (product.md §2) and plain tables.
-import { formatUsd } from '../billing/money.js';
+import { formatUsd, parseDecimal } from '../billing/money.js';
 import type { KeyRecord } from '../storage/types.js';
 
 /** A key object's limits in a few words: "rpm 60, tpm 100000, 4 at once, $5/day" or "none". */
@@ -9,7 +9,7 @@ export function limitsText(object: Record<string, unknown>): string {
   if (l.rpm !== null) parts.push(`rpm ${l.rpm}`);
   if (l.tpm !== null) parts.push(`tpm ${l.tpm}`);
   if (l.max_concurrent !== null) parts.push(`${l.max_concurrent} at once`);
-  if (l.budget !== null) parts.push(`$${l.budget}/${l.budget_period}`);
+  if (l.budget !== null) parts.push(`${usdFigure(l.budget)}/${l.budget_period}`);
   return parts.join(', ') || 'none';
 }
 
@@ -19,6 +19,16 @@ export function printJson(value: unknown): void {
 
 export function usd(nano: number): string {
   return `$${formatUsd(nano)}`;
+}
+
+/**
+ * A key object's USD figure (a JSON number, as the admin API sends it) in the table's exact form: $1.5,
+ * never 1e-7. Read through its shortest decimal form, which is the exact amount for every one the ledger
+ * holds (money.ts MAX_NANO); nothing is ever shown as $0 for being large.
+ */
+export function usdFigure(value: unknown): string {
+  const nano = typeof value === 'number' ? parseDecimal(value, 9) : undefined;
+  return nano === undefined ? `$${String(value)}` : `$${formatUsd(nano)}`;
 }
 
 export function modelsText(models: KeyRecord['allowedModels']): string {

@@ -8,11 +8,10 @@ import { issueKey, requireKey, revokeKey, rotateKey, setKeyLimits, setKeyModels 
 import { walkKeys } from '../operations/list-keys.js';
 import { usageJson, usagePage } from '../operations/usage.js';
 import type { LimitsInput } from '../operations/limits-input.js';
-import { usdToNano } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import type { KeyRecord } from '../storage/types.js';
 import { CliError, withStore } from './context.js';
-import { limitsText, modelsText, printJson, printTable, usd } from './format.js';
+import { limitsText, modelsText, printJson, printTable, usd, usdFigure } from './format.js';
 
 const RECENT_USAGE_ROWS = 20;
 
@@ -40,9 +39,6 @@ function limitsInput(flags: LimitFlags): LimitsInput {
   };
 }
 
-/** A key object's USD figure in the table's exact form ($1.5, never 1e-7). */
-const cash = (value: unknown): string => usd(usdToNano(value as number) ?? 0);
-
 function modelList(list: string): string[] {
   return list
     .split(',')
@@ -63,7 +59,7 @@ function printKey(key: KeyRecord, config: Config): void {
       ['available', usd(key.balance - key.held)],
       ['models', modelsText(key.allowedModels)],
       ['limits', limitsText(object)],
-      ['budget used', object.budget_used === null ? '-' : `$${String(object.budget_used)} (resets ${String(object.budget_resets_at)})`],
+      ['budget used', object.budget_used === null ? '-' : `${usdFigure(object.budget_used)} (resets ${String(object.budget_resets_at)})`],
       ['expires', (object.expires_at as string | null) ?? 'never'],
       ['status', key.status],
       ['created', key.createdAt],
@@ -81,6 +77,9 @@ function withLimitFlags(command: Command, clearable: boolean): Command {
     .option('--budget-period <period>', `day, week or month (UTC)${clearable ? ', or none' : ''}`)
     .option('--expires <time>', `ISO 8601 time or a duration such as 30d, 12h${clearable ? ', or none' : ''}`);
 }
+
+/** Printed under a new secret, which is on the first line (a script reads it with `head -1`). */
+const SECRET_NOTE = 'The secret above is shown only now; store it safely.';
 
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('issue and manage API keys');
@@ -107,8 +106,10 @@ export function registerKeyCommands(program: Command): void {
           limits: limitsInput(opts),
         });
         if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
-        process.stdout.write(`Created key ${key.id} (${key.name}): balance ${usd(key.balance)}, ${modelsText(key.allowedModels)}.\n`);
-        process.stdout.write(`Secret (shown only now; store it safely):\n${secret}\n`);
+        // The secret alone on the first line, in the same write as the rest: `... | head -1` keeps it.
+        process.stdout.write(
+          `${secret}\nCreated key ${key.id} (${key.name}): balance ${usd(key.balance)}, ${modelsText(key.allowedModels)}.\n${SECRET_NOTE}\n`,
+        );
       });
     });
 
@@ -128,9 +129,9 @@ export function registerKeyCommands(program: Command): void {
             String(k.id),
             String(k.name),
             `${String(k.prefix)}...`,
-            cash(k.balance),
-            cash(k.held),
-            cash(k.available),
+            usdFigure(k.balance),
+            usdFigure(k.held),
+            usdFigure(k.available),
             k.allowed_models === '*' ? 'all models' : (k.allowed_models as string[]).join(',') || '(none)',
             limitsText(k),
             k.expires_at !== null && (k.expires_at as string) <= now ? 'expired' : String(k.status),
@@ -151,8 +152,17 @@ export function registerKeyCommands(program: Command): void {
         printKey(key, config);
         process.stdout.write(`\nRecent usage (${recent.length}):\n`);
         printTable(
-          ['TIME', 'MODEL', 'STATUS', 'IN', 'OUT', 'COST', 'SOURCE'],
-          recent.map((r) => [new Date(r.time).toISOString(), r.model, String(r.status), String(r.inputTokens), String(r.outputTokens), usd(r.cost), r.usageSource]),
+          ['TIME', 'MODEL', 'STATUS', 'ERROR', 'IN', 'OUT', 'COST', 'SOURCE'],
+          recent.map((r) => [
+            new Date(r.time).toISOString(),
+            r.model ?? '-',
+            String(r.status),
+            r.errorCode ?? '-',
+            String(r.inputTokens),
+            String(r.outputTokens),
+            usd(r.cost),
+            r.usageSource,
+          ]),
         );
       });
     });
@@ -192,7 +202,7 @@ export function registerKeyCommands(program: Command): void {
       await withStore(command, async (store, config) => {
         const { key, secret } = await rotateKey(store, id);
         if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
-        process.stdout.write(`New secret for ${key.id} (${key.name}); the old one no longer works.\nSecret (shown only now; store it safely):\n${secret}\n`);
+        process.stdout.write(`${secret}\nNew secret for ${key.id} (${key.name}); the old one no longer works.\n${SECRET_NOTE}\n`);
       });
     });
 

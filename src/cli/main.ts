@@ -6,6 +6,7 @@ import { StartupError } from '../startup-error.js';
 import { isGatewayError } from '../errors.js';
 import { UnsupportedDatabaseError } from '../storage/open-store.js';
 import { registerAuditCommand } from './audit.js';
+import { exitQuietlyOnClosedPipe } from './closed-pipe.js';
 import { registerConfigCommands } from './config-check.js';
 import { CliError } from './context.js';
 import { registerKeyCommands } from './keys.js';
@@ -13,6 +14,7 @@ import { registerServeCommand } from './serve.js';
 import { registerUsageCommand } from './usage.js';
 
 export async function runCli(argv: string[]): Promise<void> {
+  exitQuietlyOnClosedPipe();
   const program = new Command('tollgate')
     .description('Prepaid, OpenAI-compatible model gateway')
     .version(packageVersion(), '-V, --version', 'print the version')

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { parseWorkerCount } from '../cluster/worker-count.js';
 import type { WorkerReady } from '../cluster/supervisor.js';
 import type { Config } from '../config/types.js';
+import { logConfigWarnings } from '../config/usable-upstreams.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 import { openDatabase } from '../open-database.js';
 import { CliError, loadCommandConfig } from './context.js';
@@ -18,6 +19,7 @@ async function runPrimary(config: Config, workers: number): Promise<void> {
   const [{ createLogger, logLevelFrom }, { superviseWorkers }] = await Promise.all([import('../log.js'), import('../cluster/supervisor.js')]);
   const log = await createLogger({ level: logLevelFrom(process.env, config.log.level), format: config.log.format });
   await (await openDatabase(config.database)).close();
+  logConfigWarnings(config, log);
   if (!config.redis) {
     log.warn({ workers }, 'no redis: configured: each worker counts its own rate limits and cool-downs (set redis: to share them)');
   }

@@ -12,15 +12,16 @@ export function registerUsageCommand(program: Command): void {
     .description('per-request usage rows, oldest first')
     .option('--key <id>', 'only this key')
     .option('--model <id>', 'only this model')
+    .option('--status <status>', 'only this HTTP status, or a class: 2xx, 4xx, 5xx, error (400 and above)')
     .option('--since <iso>', 'only rows at or after this time (ISO 8601)')
     .option('--until <iso>', 'only rows before this time (ISO 8601)')
     .option('--limit <n>', 'at most the newest N rows', '1000')
     .option('--json', 'print a JSON array')
-    .action(async (opts: { key?: string; model?: string; since?: string; until?: string; limit: string; json?: boolean }, command: Command) => {
+    .action(async (opts: { key?: string; model?: string; status?: string; since?: string; until?: string; limit: string; json?: boolean }, command: Command) => {
       const limit = Number(opts.limit);
       if (!Number.isSafeInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer, got "${opts.limit}"`);
       await withStore(command, async (store) => {
-        const filter = { key_id: opts.key, model: opts.model, since: opts.since, until: opts.until };
+        const filter = { key_id: opts.key, model: opts.model, status: opts.status, since: opts.since, until: opts.until };
         // Newest first from the store, a page at a time; the newest `limit` are printed oldest first.
         const rows: UsageRecord[] = [];
         for await (const row of walkUsage(store, filter, Math.min(limit, 1000))) {
@@ -30,13 +31,14 @@ export function registerUsageCommand(program: Command): void {
         rows.reverse();
         if (opts.json) return printJson(rows.map(usageJson));
         printTable(
-          ['TIME', 'KEY', 'MODEL', 'UPSTREAM', 'STATUS', 'IN', 'CACHED', 'CACHE-WRITE', 'OUT', 'REASONING', 'COST', 'SOURCE'],
+          ['TIME', 'KEY', 'MODEL', 'UPSTREAM', 'STATUS', 'ERROR', 'IN', 'CACHED', 'CACHE-WRITE', 'OUT', 'REASONING', 'COST', 'SOURCE'],
           rows.map((r) => [
             new Date(r.time).toISOString(),
             r.keyId,
-            r.model,
-            `${r.provider}/${r.upstreamModel}`,
+            r.model ?? '-',
+            r.provider === null ? '-' : `${r.provider}/${r.upstreamModel}`,
             String(r.status),
+            r.errorCode ?? '-',
             String(r.inputTokens),
             String(r.cachedInputTokens),
             String(r.cacheWriteTokens ?? 0),

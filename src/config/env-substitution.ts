@@ -21,6 +21,11 @@ function substituteString(text: string, env: NodeJS.ProcessEnv, path: readonly (
   });
 }
 
+/** The first variable a string refers to (`${OPENAI_API_KEY:-}` → OPENAI_API_KEY), for telling a user what to set. */
+export function firstVariable(text: string): string | undefined {
+  return new RegExp(REFERENCE.source).exec(text)?.[1];
+}
+
 /** Returns a copy of `node` with every string substituted; throws MissingVariableError naming the path. */
 export function substituteEnv(node: unknown, env: NodeJS.ProcessEnv, path: (string | number)[] = []): unknown {
   if (typeof node === 'string') return node.includes('${') ? substituteString(node, env, path) : node;

@@ -4,13 +4,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { usdToNano } from '../billing/money.js';
+import { MAX_USD, readUsdAmount } from '../billing/money.js';
 import { findProviderKind, providerKindNames } from '../providers/registry.js';
 import { redactDatabaseUrl } from '../storage/database-url.js';
-import { MissingVariableError, substituteEnv } from './env-substitution.js';
+import { firstVariable, MissingVariableError, substituteEnv } from './env-substitution.js';
 import { normalisePrice } from './model-price.js';
 import { configSchema, type RawConfig } from './schema.js';
 import type { Config, ModelConfig, ProviderConfig } from './types.js';
+import { keylessNotices, usableUpstreams } from './usable-upstreams.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -75,10 +76,20 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   }
   const parsed = configSchema.safeParse(substituted);
   if (!parsed.success) throw new ConfigError(path, parsed.error.issues.flatMap(describeIssue));
-  return normalise(parsed.data, path);
+  return normalise(parsed.data, path, document as RawDocument);
 }
 
-function normaliseProviders(raw: RawConfig, problems: string[], warnings: string[]): Map<string, ProviderConfig> {
+/** The YAML as written, before ${VAR} substitution: where a provider's api_key says which variable to set. */
+type RawDocument = { providers?: Record<string, { api_key?: unknown } | null> | null };
+
+/** Why a provider cannot be called, naming what to set: its api_key's variable, else the key's path. */
+function missingKeyReason(id: string, kind: string, document: RawDocument): string {
+  const written = document.providers?.[id]?.api_key;
+  const variable = typeof written === 'string' ? firstVariable(written) : undefined;
+  return `provider ${id} (kind ${kind}) has no api_key — set ${variable ?? formatPath(['providers', id, 'api_key'])}`;
+}
+
+function normaliseProviders(raw: RawConfig, document: RawDocument, problems: string[], missingKey: Map<string, string>): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>();
   for (const [id, p] of Object.entries(raw.providers)) {
     const at = (key: string) => formatPath(['providers', id, key]);
@@ -96,9 +107,8 @@ function normaliseProviders(raw: RawConfig, problems: string[], warnings: string
       problems.push(`${at('api_version')}: only applies to kind azure-openai`);
     }
     const apiKey = p.api_key ?? '';
-    if (apiKey === '' && info.apiKeyRequired) {
-      warnings.push(`provider ${id} (${p.kind}) has no api_key: calls routed to it will fail with upstream_error`);
-    }
+    const configured = apiKey !== '' || !info.apiKeyRequired;
+    if (!configured) missingKey.set(id, missingKeyReason(id, p.kind, document));
     const url = new URL(baseUrl);
     providers.set(id, {
       id,
@@ -107,6 +117,7 @@ function normaliseProviders(raw: RawConfig, problems: string[], warnings: string
       origin: url.origin,
       basePath: url.pathname.replace(/\/+$/, ''),
       apiKey,
+      configured,
       apiVersion: p.api_version ?? info.defaultApiVersion,
       retries: p.retries,
       cooldown: p.cooldown,
@@ -124,7 +135,13 @@ function normaliseProviders(raw: RawConfig, problems: string[], warnings: string
   return providers;
 }
 
-function normaliseModel(id: string, m: RawConfig['models'][string], raw: RawConfig, problems: string[]): ModelConfig | undefined {
+function normaliseModel(
+  id: string,
+  m: RawConfig['models'][string],
+  raw: RawConfig,
+  providers: ReadonlyMap<string, ProviderConfig>,
+  problems: string[],
+): ModelConfig | undefined {
   const at = (...keys: (string | number)[]) => formatPath(['models', id, ...keys]);
   const before = problems.length;
   m.upstreams.forEach((u, index) => {
@@ -148,6 +165,7 @@ function normaliseModel(id: string, m: RawConfig['models'][string], raw: RawConf
     type: m.type,
     routing: m.routing,
     upstreams: m.upstreams,
+    usableUpstreams: usableUpstreams(m.upstreams, providers),
     rates: price.rates,
     displayPrice: price.display,
     contextWindow: m.context_window,
@@ -170,22 +188,30 @@ function normaliseDatabase(url: string, configDir: string, problems: string[]): 
 /** The shortest admin token accepted: a guessable token would hand out money. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
-function normalise(raw: RawConfig, path: string): Config {
+function normalise(raw: RawConfig, path: string, document: RawDocument): Config {
   const problems: string[] = [];
-  const warnings: string[] = [];
-  const providers = normaliseProviders(raw, problems, warnings);
+  const missingKey = new Map<string, string>();
+  const providers = normaliseProviders(raw, document, problems, missingKey);
   const models = new Map<string, ModelConfig>();
   for (const [id, m] of Object.entries(raw.models)) {
-    const model = normaliseModel(id, m, raw, problems);
+    const model = normaliseModel(id, m, raw, providers, problems);
     if (model) models.set(id, model);
   }
+  const { disabled, warnings } = keylessNotices(models.values(), missingKey);
   const database = normaliseDatabase(raw.database, dirname(path), problems);
   // Node refuses a headers timeout longer than the request timeout (the headers are part of the request).
   if (raw.server.headers_timeout_ms > raw.server.request_timeout_ms) {
     problems.push(`server.headers_timeout_ms: must not exceed server.request_timeout_ms (${raw.server.request_timeout_ms})`);
   }
-  const budget = raw.limits.budget === null ? null : usdToNano(raw.limits.budget);
-  if (budget === undefined) problems.push('limits.budget: must be a USD amount with at most 9 decimal places');
+  const budgetReading = raw.limits.budget === null ? null : readUsdAmount(raw.limits.budget);
+  const budget = budgetReading === null ? null : budgetReading.ok ? budgetReading.nano : undefined;
+  if (budgetReading?.ok === false) {
+    problems.push(
+      budgetReading.reason === 'over_maximum'
+        ? `limits.budget: must be at most ${MAX_USD} USD, the largest amount the ledger holds`
+        : 'limits.budget: must be a USD amount with at most 9 decimal places',
+    );
+  }
   // Empty counts as unset, so `${TOLLGATE_ADMIN_TOKEN:-}` leaves the admin API off when the variable is.
   const adminToken = raw.admin.token === undefined || raw.admin.token === '' ? undefined : raw.admin.token;
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
@@ -227,7 +253,8 @@ function normalise(raw: RawConfig, path: string): Config {
     redis: raw.redis,
     metrics: { token: raw.metrics.token },
     log: { level: raw.log.level, format: raw.log.format, bodies: raw.log.bodies },
-    warnings,
+    disabledModels: Object.freeze(disabled),
+    warnings: Object.freeze(warnings),
     loadedAt: Math.floor(Date.now() / 1000),
   });
 }

@@ -52,6 +52,8 @@ export interface ProviderConfig {
   readonly basePath: string;
   /** Empty when none is configured. */
   readonly apiKey: string;
+  /** False when its kind needs an api_key and it has none: routing never calls it (ADR 0029). */
+  readonly configured: boolean;
   readonly apiVersion: string | undefined;
   readonly retries: number;
   readonly cooldown: { readonly failures: number; readonly seconds: number };
@@ -85,12 +87,25 @@ export interface ModelConfig {
   readonly id: string;
   readonly type: 'chat' | 'embedding';
   readonly routing: 'fallback' | 'weighted';
+  /** As configured, in config order. */
   readonly upstreams: readonly UpstreamRef[];
+  /**
+   * The upstreams whose provider is configured (has the api_key its kind needs), in config order: the
+   * only ones routing tries. Empty: the model is disabled — not listed, and called it answers as unknown.
+   */
+  readonly usableUpstreams: readonly UpstreamRef[];
   readonly rates: PriceRates;
   readonly displayPrice: DisplayPrice;
   readonly contextWindow: number | undefined;
   /** Always set for chat models (the hold needs it). */
   readonly maxOutputTokens: number | undefined;
+}
+
+/** A model that is not offered because no upstream of it can be called. */
+export interface DisabledModel {
+  readonly model: string;
+  /** e.g. "provider openai (kind openai) has no api_key — set OPENAI_API_KEY". */
+  readonly reason: string;
 }
 
 export interface BillingConfig {
@@ -133,7 +148,9 @@ export interface Config {
   readonly redis: string | undefined;
   readonly metrics: MetricsConfig;
   readonly log: LogConfig;
-  /** Problems that do not stop the gateway (e.g. a provider without an API key). */
+  /** Models none of whose upstreams can be called, and why (said once by `serve` and `config check`). */
+  readonly disabledModels: readonly DisabledModel[];
+  /** Other problems that do not stop the gateway (e.g. a keyless provider that a model skips). */
   readonly warnings: readonly string[];
   /** When the config was loaded (unix seconds): the `created` of every model entry. */
   readonly loadedAt: number;

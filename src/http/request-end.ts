@@ -5,7 +5,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config/types.js';
 import type { Logger } from '../log.js';
+import type { UsageEndpoint } from '../storage/types.js';
 import type { Endpoint, GatewayMetrics } from '../telemetry/metrics.js';
+import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
+import { outcomeRecord } from '../telemetry/request-outcome.js';
 import { RequestTrace } from '../telemetry/request-trace.js';
 
 declare module 'fastify' {
@@ -25,14 +28,21 @@ const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map([
   ['/v1/key/usage/summary', 'key'],
 ]);
 
+/** The model calls, by route: each request to one with a valid key leaves a usage row, billed or not. */
+const MODEL_CALLS: ReadonlyMap<string, UsageEndpoint> = new Map([
+  ['/v1/chat/completions', 'chat'],
+  ['/v1/embeddings', 'embeddings'],
+]);
+
 /** A path too long to be a route is cut in the log line. */
 const MAX_LOGGED_PATH = 200;
 
-export function registerRequestEnd(app: FastifyInstance, config: Config, metrics: GatewayMetrics, log: Logger): void {
+export function registerRequestEnd(app: FastifyInstance, config: Config, metrics: GatewayMetrics, log: Logger, outcomes: OutcomeRecorder): void {
   app.decorateRequest('trace', null as unknown as RequestTrace);
   app.addHook('onRequest', function traceRequest(request, reply, done) {
     const trace = new RequestTrace(() => requestEnded(request, trace));
     request.trace = trace;
+    if (request.method === 'POST') trace.endpoint = MODEL_CALLS.get(request.routeOptions.url ?? '');
     const raw = reply.raw;
     // 'close', not Fastify's onResponse: a stream's reply is hijacked, and a client may leave mid-way.
     raw.once('close', () => trace.responseClosed(raw.statusCode, raw.writableFinished));
@@ -46,6 +56,7 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
     const requestedModel = body !== null && typeof body === 'object' ? body.model : undefined;
     // CORS preflights are the browser's, not requests of the client API.
     if (clientApi && request.method !== 'OPTIONS') metrics.requestEnded(ENDPOINTS.get(request.routeOptions.url ?? '') ?? 'other', requestedModel, trace);
+    recordOutcome(request, trace, requestedModel);
     // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests.
     const level = clientApi || path.startsWith('/admin/') ? 'info' : 'debug';
     if (!log.isLevelEnabled(level)) return;
@@ -71,6 +82,18 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
       if (trace.answer !== undefined) line.answer = trace.answer;
     }
     log[level](line, 'request');
+  }
+
+  /**
+   * A model call that moved no money still leaves its usage row (a settled one wrote its own with the
+   * ledger); a request without a valid key is only counted, per minute — it names no key to file it under.
+   */
+  function recordOutcome(request: FastifyRequest, trace: RequestTrace, requestedModel: unknown): void {
+    if (trace.endpoint !== undefined && request.apiKey && !trace.billed) {
+      outcomes.record(outcomeRecord(trace, request.id, request.apiKey.id, requestedModel, trace.clientStatus()));
+    } else if (trace.errorCode === 'invalid_api_key') {
+      outcomes.countUnauthenticated();
+    }
   }
 }
 

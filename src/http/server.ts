@@ -7,6 +7,7 @@ import { newRequestId } from '../request-id.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 import type { IdempotencyStore, KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
 import type { GatewayMetrics } from '../telemetry/metrics.js';
+import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
 import { authenticate, HOLDING_REQUEST_KEY_MAX_AGE_MS } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { registerCors } from './cors.js';
@@ -14,6 +15,7 @@ import { registerDashboard } from './dashboard.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { sendError, toResponseError } from './render-error.js';
+import { drainRefusedBody } from './refused-body.js';
 import { registerRequestEnd } from './request-end.js';
 import { registerChatRoute } from './routes/chat.js';
 import { registerEmbeddingsRoute } from './routes/embeddings.js';
@@ -43,6 +45,8 @@ export interface ServerDeps extends PipelineDeps {
   readonly metrics: GatewayMetrics;
   /** The database probes behind /ready. */
   readonly probe: StoreProbe;
+  /** Writes the usage rows of requests that moved no money, and counts those without a valid key. */
+  readonly outcomes: OutcomeRecorder;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -77,7 +81,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
-  registerRequestEnd(app, deps.config, deps.metrics, deps.log);
+  registerRequestEnd(app, deps.config, deps.metrics, deps.log, deps.outcomes);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {
     reply.header('x-request-id', request.id);
@@ -88,6 +92,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     const rendered = toResponseError(error, deps.log, request.id);
     request.trace.errorCode = rendered.code;
+    request.trace.errorMessage = rendered.message;
+    // The client is still sending the body it was refused for: let it finish, so it reads the answer.
+    if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
     return sendError(reply, rendered);
   });
   app.setNotFoundHandler(function notFound(request, reply) {

@@ -1,10 +1,12 @@
 // Money an operator moves on a key, and the key's ledger: top-ups (`topup` entries) and corrections
 // (`adjust` entries, either sign), each one ledger entry that moves the balance with it, in one
-// transaction. A caller that may retry (the admin API with an Idempotency-Key) passes a request id of
-// its own: a credit whose entry already exists is not applied twice, even after a crash between the
-// commit and the recorded answer.
+// transaction. That transaction also refuses a revoked key and a balance past the ledger's maximum, so a
+// revoke or another credit racing this one cannot slip between the check and the write (ADR 0032). A
+// caller that may retry (the admin API with an Idempotency-Key) passes a request id of its own: a credit
+// whose entry already exists is not applied twice, even after a crash between the commit and the
+// recorded answer — and is answered as applied, even if the key was revoked since.
 import { randomUUID } from 'node:crypto';
-import { formatUsd, nanoToUsd, usdToNano, type Nano } from '../billing/money.js';
+import { formatUsd, MAX_NANO, MAX_USD, nanoToUsd, type Nano } from '../billing/money.js';
 import { GatewayError } from '../errors.js';
 import type { CreditOutcome, KeyRecord, LedgerEntry, Store } from '../storage/types.js';
 import { usdAmount } from './amount-input.js';
@@ -31,13 +33,23 @@ function noteOf(field: string, value: unknown, required: boolean): string | null
   });
 }
 
-async function applyCredit(store: Store, outcome: CreditOutcome, id: string, amount: Nano): Promise<KeyRecord> {
+async function applyCredit(store: Store, outcome: CreditOutcome, id: string, amount: Nano, what: string): Promise<KeyRecord> {
   if (outcome === 'missing') throw new GatewayError('key_not_found', { message: `No key with id ${id}.` });
+  if (outcome === 'revoked') {
+    throw new GatewayError('key_revoked', { message: `Key ${id} is revoked: its balance can no longer change, so ${what} was refused. Issue a new key instead.` });
+  }
   if (outcome === 'overdraw') {
     const key = await requireKey(store, id);
     throw new GatewayError('invalid_request', {
       param: 'amount',
       message: `An adjustment of ${formatUsd(amount)} USD would take the available balance (${formatUsd(key.balance - key.held)} USD) below zero.`,
+    });
+  }
+  if (outcome === 'over_maximum') {
+    const key = await requireKey(store, id);
+    throw new GatewayError('invalid_request', {
+      param: 'amount',
+      message: `${what[0]!.toUpperCase()}${what.slice(1)} of ${formatUsd(amount)} USD would take the balance (${formatUsd(key.balance)} USD) past ${MAX_USD} USD, the largest balance the ledger holds; at most ${formatUsd(Math.max(MAX_NANO - key.balance, 0))} USD more fits.`,
     });
   }
   return requireKey(store, id);
@@ -48,21 +60,18 @@ export async function topUpKey(store: Store, id: string, amount: unknown, note?:
   const nano = usdAmount('amount', amount, { allowZero: false });
   const credit = { keyId: id, kind: 'topup', amount: nano, note: noteOf('note', note, false) } as const;
   const outcome = await store.keys.credit({ ...credit, requestId: options.requestId ?? `topup_${randomUUID()}`, now: options.now ?? Date.now() });
-  return applyCredit(store, outcome, id, nano);
+  return applyCredit(store, outcome, id, nano, 'a top-up');
 }
 
-/** A correction of either sign, with its reason; it never takes the available balance below zero. */
+/**
+ * A correction of either sign, with its reason; it never takes the available balance below zero, nor
+ * the balance past the maximum.
+ */
 export async function adjustKey(store: Store, id: string, amount: unknown, reason: unknown, options: CreditOptions = {}): Promise<KeyRecord> {
-  const nano = typeof amount === 'number' || typeof amount === 'string' ? usdToNano(amount) : undefined;
-  if (nano === undefined || nano === 0) {
-    throw new GatewayError('invalid_request', {
-      param: 'amount',
-      message: `Invalid 'amount': expected a non-zero USD amount (negative takes credit away) with at most 9 decimals, got ${JSON.stringify(amount)}.`,
-    });
-  }
+  const nano = usdAmount('amount', amount, { allowZero: false, allowNegative: true });
   const credit = { keyId: id, kind: 'adjust', amount: nano, note: noteOf('reason', reason, true) } as const;
   const outcome = await store.keys.credit({ ...credit, requestId: options.requestId ?? `adjust_${randomUUID()}`, now: options.now ?? Date.now() });
-  return applyCredit(store, outcome, id, nano);
+  return applyCredit(store, outcome, id, nano, 'an adjustment');
 }
 
 export function ledgerEntryJson(entry: LedgerEntry): Record<string, unknown> {

@@ -2,8 +2,8 @@
 // a field left out stays as it is, null (`none` on the command line) clears the key's own value — the
 // config's `limits:` default then applies. Bad values are 400 invalid_request naming the field.
 import { BUDGET_PERIODS, type BudgetPeriod } from '../billing/budget-period.js';
-import { usdToNano } from '../billing/money.js';
 import { GatewayError } from '../errors.js';
+import { boundedUsd } from './amount-input.js';
 import type { LimitsPatch } from '../storage/types.js';
 
 export interface LimitsInput {
@@ -33,7 +33,7 @@ function count(field: string, value: unknown): number | null {
 
 function budgetOf(value: unknown): number | null {
   if (value === null) return null;
-  const nano = typeof value === 'number' || typeof value === 'string' ? usdToNano(value) : undefined;
+  const nano = boundedUsd('budget', value);
   if (nano === undefined || nano < 0) invalid('budget', 'expected a non-negative USD amount with at most 9 decimals, or none');
   return nano;
 }

@@ -1,6 +1,7 @@
 // The health of every configured upstream — each (provider, upstream model) pair — as this gateway
 // process sees it: cooling down until when, consecutive failures, the last error, and the attempts and
-// failed attempts of the last five minutes.
+// failed attempts of the last five minutes; and whether it can be called at all (`configured: false`: its
+// provider lacks the api_key its kind needs, so routing never tries it — ADR 0029).
 import type { Config } from '../config/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
 
@@ -26,6 +27,7 @@ export function providerHealth(config: Config, health: UpstreamHealth, now = Dat
         object: 'upstream',
         provider: providerId,
         kind: provider.kind,
+        configured: provider.configured,
         upstream_model: upstreamModel,
         models: served,
         cooling,

@@ -2,7 +2,7 @@
 // key holder's own usage): filters read and checked here, rows newest first a page at a time.
 import { nanoToUsd } from '../billing/money.js';
 import { GatewayError } from '../errors.js';
-import type { SequencedUsage, Store, UsageFilter, UsageGrouping, UsageRecord, UsageTotals } from '../storage/types.js';
+import type { SequencedUsage, StatusFilter, Store, UnauthenticatedGrouping, UsageEndpoint, UsageFilter, UsageGrouping, UsageRecord, UsageTotals } from '../storage/types.js';
 import { decodeCursor, listPage, pageSize, walkPages, type ListPage } from './page.js';
 
 /** Filters as they arrive (query strings, flags); every one optional. */
@@ -11,6 +11,8 @@ export interface UsageFilterInput {
   readonly model?: unknown;
   readonly provider?: unknown;
   readonly status?: unknown;
+  readonly endpoint?: unknown;
+  readonly request_id?: unknown;
   readonly since?: unknown;
   readonly until?: unknown;
 }
@@ -42,16 +44,30 @@ function time(field: string, value: unknown): number | undefined {
   return at;
 }
 
-export function usageFilterOf(input: UsageFilterInput): UsageFilter {
-  const status = input.status === undefined ? undefined : typeof input.status === 'string' && /^\d{3}$/.test(input.status) ? Number(input.status) : input.status;
-  if (status !== undefined && (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)) {
-    invalid('status', 'expected an HTTP status such as 200 or 502');
+const STATUS_CLASSES: ReadonlySet<string> = new Set(['2xx', '4xx', '5xx', 'error']);
+const ENDPOINTS: ReadonlySet<string> = new Set<UsageEndpoint>(['chat', 'embeddings']);
+
+/** One HTTP status (`402`), a class (`2xx`, `4xx`, `5xx`) or `error` (every status from 400). */
+function statusFilterOf(value: unknown): StatusFilter | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && STATUS_CLASSES.has(value)) return value as StatusFilter;
+  const status = typeof value === 'string' && /^\d{3}$/.test(value) ? Number(value) : value;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    invalid('status', 'expected an HTTP status such as 200 or 502, or one of 2xx, 4xx, 5xx, error');
   }
+  return status;
+}
+
+export function usageFilterOf(input: UsageFilterInput): UsageFilter {
+  const endpoint = text('endpoint', input.endpoint);
+  if (endpoint !== undefined && !ENDPOINTS.has(endpoint)) invalid('endpoint', `expected one of ${[...ENDPOINTS].join(', ')}`);
   const filter = {
     keyId: text('key_id', input.key_id),
     model: text('model', input.model),
     provider: text('provider', input.provider),
-    status,
+    status: statusFilterOf(input.status),
+    endpoint,
+    requestId: text('request_id', input.request_id),
     since: time('since', input.since),
     until: time('until', input.until),
   };
@@ -76,6 +92,11 @@ export function usageJson(row: UsageRecord): Record<string, unknown> {
     cost: nanoToUsd(row.cost),
     usage_source: row.usageSource,
     attempts: row.attempts.map((a) => ({ provider: a.provider, status: a.status, duration_ms: a.durationMs })),
+    endpoint: row.endpoint ?? null,
+    error_code: row.errorCode ?? null,
+    error_message: row.errorMessage ?? null,
+    duration_ms: row.durationMs ?? null,
+    first_token_ms: row.firstTokenMs ?? null,
   };
 }
 
@@ -134,4 +155,23 @@ export async function summarizeUsage(
   if (!allowed.includes(groupBy)) invalid('group_by', `expected one of ${allowed.join(', ')}`);
   const totals = await store.usage.summarize(usageFilterOf(input), groupBy);
   return { object: 'list', group_by: groupBy, data: totals.map((t) => totalsJson(groupBy, t)), has_more: false, next_cursor: null };
+}
+
+const UNAUTHENTICATED_GROUPINGS: readonly UnauthenticatedGrouping[] = ['minute', 'hour', 'day'];
+
+/**
+ * Requests refused for want of a valid key (401), counted per minute — never one row each — and summed
+ * per minute, hour or UTC day (default hour), oldest first; `total` is their sum.
+ */
+export async function unauthenticatedRequests(
+  store: Store,
+  input: { readonly since?: unknown; readonly until?: unknown; readonly group_by?: unknown },
+): Promise<{ object: 'list'; group_by: UnauthenticatedGrouping; data: Array<{ time: string; requests: number }>; total: number }> {
+  const groupBy = (input.group_by ?? 'hour') as UnauthenticatedGrouping;
+  if (!UNAUTHENTICATED_GROUPINGS.includes(groupBy)) invalid('group_by', `expected one of ${UNAUTHENTICATED_GROUPINGS.join(', ')}`);
+  const since = time('since', input.since);
+  const until = time('until', input.until);
+  const counts = await store.usage.unauthenticated({ ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}) }, groupBy);
+  const data = counts.map((c) => ({ time: new Date(c.minute).toISOString(), requests: c.requests }));
+  return { object: 'list', group_by: groupBy, data, total: data.reduce((sum, c) => sum + c.requests, 0) };
 }

@@ -164,9 +164,9 @@ async function finish(client: ClientRequest, stream: UpstreamStream, bill: Reque
   if (!failure && !completed) failure = new TransportError('reset', 'the upstream stream ended before it completed');
   if (failure && !harmlessDrop) {
     const gatewayError = toGatewayError(failure, stream.candidate.provider);
-    if (!meter.sawOutput) await bill.release(gatewayError.status);
-    else if (translator.usage) await bill.settleExact(translator.usage, gatewayError.status);
-    else await bill.settleEstimated(meter.tokens(), gatewayError.status);
+    if (!meter.sawOutput) await bill.release(gatewayError.status, gatewayError);
+    else if (translator.usage) await bill.settleExact(translator.usage, gatewayError.status, gatewayError);
+    else await bill.settleEstimated(meter.tokens(), gatewayError.status, gatewayError);
     sink.end(encodeSseData(gatewayError.toBody()) + SSE_DONE);
     return;
   }

@@ -8,11 +8,12 @@ import { refusalError } from '../billing/refusal-error.js';
 import { NO_OP_TICKET } from '../limits/admission.js';
 import type { RateTicket } from '../limits/rate-limiter.js';
 import type { ModelConfig } from '../config/types.js';
-import type { GatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
 import type { ReportedUsage } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
 import type { Attempt, UsageRecord, UsageSource } from '../storage/types.js';
+import { outcomeFields } from '../telemetry/request-outcome.js';
 import { ClientGoneError, type ClientRequest, type PipelineDeps } from './deps.js';
 import { TransportError } from '../upstream/transport.js';
 import { toGatewayError } from './upstream-error.js';
@@ -126,16 +127,16 @@ export class RequestBill {
     this.attempts.push({ provider, status, durationMs: Math.round(performance.now() - startedAt) });
   }
 
-  /** Exact settlement from the upstream's usage. */
-  async settleExact(reported: ReportedUsage, status: number): Promise<Charge> {
-    const cost = await this.close(priceUsage(this.model.rates, reported.tokens), reported.tokens, 'upstream', status);
+  /** Exact settlement from the upstream's usage; `failure`: the error the client got, if any (a stream that broke). */
+  async settleExact(reported: ReportedUsage, status: number, failure?: GatewayError): Promise<Charge> {
+    const cost = await this.close(priceUsage(this.model.rates, reported.tokens), reported.tokens, 'upstream', status, failure);
     return { cost, usage: { ...reported.openai, cost: nanoToUsd(cost) } };
   }
 
   /** No usage from the upstream: the input estimate plus the output actually delivered, never more than the hold. */
-  async settleEstimated(outputTokens: number, status: number): Promise<Charge> {
+  async settleEstimated(outputTokens: number, status: number, failure?: GatewayError): Promise<Charge> {
     const tokens: TokenUsage = { input: this.sizing.inputTokens, cachedInput: 0, output: outputTokens, reasoning: 0 };
-    const cost = await this.close(Math.min(priceUsage(this.model.rates, tokens), this.held), tokens, 'estimated', status);
+    const cost = await this.close(Math.min(priceUsage(this.model.rates, tokens), this.held), tokens, 'estimated', status, failure);
     const usage: JsonObject = { prompt_tokens: tokens.input, total_tokens: tokens.input + tokens.output, cost: nanoToUsd(cost) };
     if (this.model.type === 'chat') {
       usage.completion_tokens = tokens.output;
@@ -144,12 +145,12 @@ export class RequestBill {
   }
 
   /** Upstream failure before any output: the hold is released, nothing is charged. */
-  async release(status: number): Promise<void> {
+  async release(status: number, failure?: GatewayError): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.rate.finish(0);
     await this.stopKeepAlive();
-    const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status);
+    const record = this.usageRecord(ZERO_USAGE, 0, 'upstream', status, failure);
     await this.deps.ledger.release(this.client.requestId, record);
     this.client.trace.billClosed(record);
   }
@@ -161,7 +162,8 @@ export class RequestBill {
    */
   async closeAfterFault(status: number): Promise<void> {
     if (this.closed) return;
-    if (!this.outputSoFar) return this.release(status);
+    const failure = new GatewayError('internal_error');
+    if (!this.outputSoFar) return this.release(status, failure);
     let output: number;
     try {
       output = this.outputSoFar();
@@ -169,7 +171,7 @@ export class RequestBill {
       // The most output the hold was sized for: its price reaches the hold, which is what is charged.
       output = (this.sizing.modelMaxOutput ?? 0) * this.sizing.n;
     }
-    await this.settleEstimated(output, status);
+    await this.settleEstimated(output, status, failure);
   }
 
   /**
@@ -181,7 +183,7 @@ export class RequestBill {
     if (this.stopReason) {
       // The hold was lost while an upstream call ran: it had read the prompt (charged only through admission).
       const lost = this.stopReason;
-      await this.settleEstimated(0, lost.status);
+      await this.settleEstimated(0, lost.status, lost);
       return lost;
     }
     if (this.client.signal.aborted) {
@@ -192,18 +194,18 @@ export class RequestBill {
       return new ClientGoneError();
     }
     const gatewayError = toGatewayError(error, this.candidate.provider);
-    await this.release(gatewayError.status);
+    await this.release(gatewayError.status, gatewayError);
     return gatewayError;
   }
 
   /** Captures `cost`; returns what was charged (less only when an expired hold could not be admitted again). */
-  private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number): Promise<Nano> {
+  private async close(cost: Nano, tokens: TokenUsage, source: UsageSource, status: number, failure: GatewayError | undefined): Promise<Nano> {
     if (this.closed) throw new Error(`request ${this.client.requestId} settled twice`);
     this.closed = true;
     // tpm counts what the request really used from now on, not the hold's estimate.
     this.rate.finish(tokens.input + tokens.output);
     await this.stopKeepAlive();
-    const record = this.usageRecord(tokens, cost, source, status);
+    const record = this.usageRecord(tokens, cost, source, status, failure);
     const result = await this.deps.ledger.settle(this.client.key, this.client.requestId, cost, record);
     const charged = result !== 'failed' && result.outcome === 'late-capped' ? result.charged : cost;
     this.client.trace.billClosed(charged === cost ? record : { ...record, cost: charged });
@@ -215,7 +217,8 @@ export class RequestBill {
     await this.renewing;
   }
 
-  private usageRecord(tokens: TokenUsage, cost: Nano, source: UsageSource, status: number): UsageRecord {
+  private usageRecord(tokens: TokenUsage, cost: Nano, source: UsageSource, status: number, failure: GatewayError | undefined): UsageRecord {
+    const { trace } = this.client;
     return {
       requestId: this.client.requestId,
       time: Date.now(),
@@ -232,6 +235,7 @@ export class RequestBill {
       cost,
       usageSource: source,
       attempts: this.attempts,
+      ...outcomeFields(trace, status, failure),
     };
   }
 }

@@ -1,9 +1,8 @@
 // The order in which a request tries its model's upstreams: as configured (`routing: fallback`) or a
 // weighted random order (`routing: weighted`, by each upstream's `weight`). Upstreams without
-// credentials are left out; upstreams cooling down are skipped — unless every one is, and then all are
-// tried anyway, the soonest to recover first (panic routing, as Envoy does below its panic threshold):
-// a cool-down may reorder or skip upstreams, it never answers for them.
-import { GatewayError } from '../errors.js';
+// credentials are no candidates at all (resolve-route.ts). Upstreams cooling down are skipped — unless
+// every one is, and then all are tried anyway, the soonest to recover first (panic routing, as Envoy
+// does below its panic threshold): a cool-down may reorder or skip upstreams, it never answers for them.
 import type { Candidate, Route } from './resolve-route.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
@@ -22,12 +21,8 @@ function weightedOrder(candidates: readonly Candidate[], random: () => number): 
 }
 
 export function orderCandidates(route: Route, health: UpstreamHealth, random: () => number = Math.random): CandidateOrder {
-  const usable = route.candidates.filter((c) => !(c.adapter.apiKeyRequired && c.provider.apiKey === ''));
-  if (usable.length === 0) {
-    const ids = route.candidates.map((c) => `'${c.provider.id}'`).join(', ');
-    throw new GatewayError('upstream_error', { message: `Provider ${ids} has no api_key configured; set it in tollgate.yaml.` });
-  }
-  const ordered = route.model.routing === 'weighted' && usable.length > 1 ? weightedOrder(usable, random) : usable;
+  const { candidates } = route;
+  const ordered = route.model.routing === 'weighted' && candidates.length > 1 ? weightedOrder(candidates, random) : candidates;
   if (!ordered.some((c) => health.isCooling(c.target))) return { candidates: ordered, panic: false };
   const ready = ordered.filter((c) => !health.isCooling(c.target));
   if (ready.length > 0) return { candidates: ready, panic: false };

@@ -28,7 +28,8 @@ export function resolveRoute(config: Config, allowed: AllowedModels, modelId: st
       param: 'model',
     });
   }
-  const candidates = model.upstreams.map((upstream) => {
+  // Only upstreams that can be called: a keyless one is never attempted, so it never counts as a failure.
+  const candidates = model.usableUpstreams.map((upstream) => {
     const provider = config.providers.get(upstream.provider)!;
     const adapter = adapterFor(provider.kind);
     return {

@@ -3,7 +3,19 @@
 // by group, and the multi-field key update. Pages are keyset cursors on an immutable, unique order, so a
 // walk sees each row at most once however many rows arrive meanwhile (docs/adr/0016-admin-api.md).
 import { serialiseAllowList } from './rows.js';
-import type { EntryPageQuery, KeyChange, KeyPageQuery, LedgerEntry, LedgerEntryKind, UsageFilter, UsageGrouping, UsagePageQuery, UsageTotals } from './types.js';
+import type {
+  EntryPageQuery,
+  KeyChange,
+  KeyPageQuery,
+  LedgerEntry,
+  LedgerEntryKind,
+  StatusFilter,
+  UnauthenticatedGrouping,
+  UsageFilter,
+  UsageGrouping,
+  UsagePageQuery,
+  UsageTotals,
+} from './types.js';
 
 /** Numbered placeholders: `?` for SQLite, `$n` for PostgreSQL. */
 export type Placeholder = (index: number) => string;
@@ -84,10 +96,21 @@ function usageConditions(filter: UsageFilter, placeholder: Placeholder): Conditi
   if (filter.keyId !== undefined) c.add((p) => `key_id = ${p}`, filter.keyId);
   if (filter.model !== undefined) c.add((p) => `model = ${p}`, filter.model);
   if (filter.provider !== undefined) c.add((p) => `provider = ${p}`, filter.provider);
-  if (filter.status !== undefined) c.add((p) => `status = ${p}`, filter.status);
+  if (filter.status !== undefined) addStatusCondition(c, filter.status);
+  if (filter.endpoint !== undefined) c.add((p) => `endpoint = ${p}`, filter.endpoint);
+  if (filter.requestId !== undefined) c.add((p) => `request_id = ${p}`, filter.requestId);
   if (filter.since !== undefined) c.add((p) => `created_at >= ${p}`, filter.since);
   if (filter.until !== undefined) c.add((p) => `created_at < ${p}`, filter.until);
   return c;
+}
+
+/** The status ranges of the classes a status filter may name (from inclusive, to exclusive). */
+const STATUS_CLASSES = { '2xx': [200, 300], '4xx': [400, 500], '5xx': [500, 600], error: [400, 600] } as const;
+
+function addStatusCondition(c: Conditions, status: StatusFilter): void {
+  if (typeof status === 'number') return c.add((p) => `status = ${p}`, status);
+  const [from, to] = STATUS_CLASSES[status];
+  c.parts.push(`status >= ${c.push(from)} AND status < ${c.push(to)}`);
 }
 
 /** `seq`: the dialect's insertion-order column (SQLite's rowid, PostgreSQL's identity column). */
@@ -109,7 +132,7 @@ const GROUP_EXPRESSIONS: Record<UsageGrouping, string> = {
 };
 
 export interface TotalsRow {
-  grp: string | number;
+  grp: string | number | null;
   requests: number;
   errors: number;
   input_tokens: number;
@@ -132,6 +155,28 @@ export function usageSummarySql(filter: UsageFilter, groupBy: UsageGrouping, pla
       FROM usage_records ${c.where} GROUP BY ${group} ORDER BY ${order}`,
     values: c.values,
   };
+}
+
+const MINUTE_MS = 60_000;
+const UNAUTHENTICATED_BUCKETS: Record<UnauthenticatedGrouping, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: 24 * HOUR_MS };
+
+/** The per-minute counts of requests without a valid key, summed per minute, hour or UTC day, oldest first. */
+export function unauthenticatedSql(range: { readonly since?: number; readonly until?: number }, groupBy: UnauthenticatedGrouping, placeholder: Placeholder): Statement {
+  const c = new Conditions(placeholder);
+  if (range.since !== undefined) c.add((p) => `minute >= ${p}`, range.since);
+  if (range.until !== undefined) c.add((p) => `minute < ${p}`, range.until);
+  const size = UNAUTHENTICATED_BUCKETS[groupBy];
+  const bucket = `(minute / ${size}) * ${size}`;
+  return {
+    sql: `SELECT ${bucket} AS minute, CAST(SUM(requests) AS BIGINT) AS requests FROM unauthenticated_requests ${c.where} GROUP BY ${bucket} ORDER BY 1`,
+    values: c.values,
+  };
+}
+
+/** Adds to a minute's count (both dialects share the upsert's syntax). */
+export function countUnauthenticatedSql(placeholder: Placeholder): string {
+  return `INSERT INTO unauthenticated_requests (minute, requests) VALUES (${placeholder(1)}, ${placeholder(2)})
+    ON CONFLICT (minute) DO UPDATE SET requests = unauthenticated_requests.requests + excluded.requests`;
 }
 
 export function usageTotalsOf(row: TotalsRow): UsageTotals {

@@ -1,7 +1,7 @@
 // Row shapes shared by every dialect: the same columns in SQLite and PostgreSQL (money and times as
 // integers; the allow-list and the attempts as JSON text), and their mapping to the storage records.
 import type { BudgetPeriod } from '../billing/budget-period.js';
-import type { AllowedModels, Attempt, BudgetWindow, KeyLimits, KeyMetadata, KeyRecord, LimitsPatch, Refusal, UsageRecord } from './types.js';
+import type { AllowedModels, Attempt, BudgetWindow, KeyLimits, KeyMetadata, KeyRecord, LimitsPatch, Refusal, UsageEndpoint, UsageRecord, UsageSource } from './types.js';
 
 export interface KeyRow {
   id: string;
@@ -107,18 +107,23 @@ export interface UsageRow {
   request_id: string;
   created_at: number;
   key_id: string;
-  model: string;
-  provider: string;
-  upstream_model: string;
+  model: string | null;
+  provider: string | null;
+  upstream_model: string | null;
   status: number;
   input_tokens: number;
   cached_input_tokens: number;
   output_tokens: number;
   reasoning_tokens: number;
   cost: number;
-  usage_source: 'upstream' | 'estimated';
+  usage_source: UsageSource;
   attempts: string;
   cache_write_tokens: number;
+  endpoint: UsageEndpoint | null;
+  error_code: string | null;
+  error_message: string | null;
+  duration_ms: number | null;
+  first_token_ms: number | null;
 }
 
 /** The usage_records columns in insert order, and the values of one record in that order. */
@@ -138,6 +143,11 @@ export const USAGE_COLUMNS = [
   'usage_source',
   'attempts',
   'cache_write_tokens',
+  'endpoint',
+  'error_code',
+  'error_message',
+  'duration_ms',
+  'first_token_ms',
 ] as const;
 
 export function usageValues(usage: UsageRecord): unknown[] {
@@ -158,7 +168,18 @@ export function usageValues(usage: UsageRecord): unknown[] {
     usage.usageSource,
     JSON.stringify(attempts),
     usage.cacheWriteTokens ?? 0,
+    usage.endpoint ?? null,
+    usage.errorCode ?? null,
+    usage.errorMessage ?? null,
+    usage.durationMs ?? null,
+    usage.firstTokenMs ?? null,
   ];
+}
+
+/** A usage record as JSON (USAGE_COLUMNS → value): how PostgreSQL's functions and statements read rows in bulk. */
+export function usageObjectOf(usage: UsageRecord): Record<string, unknown> {
+  const values = usageValues(usage);
+  return Object.fromEntries(USAGE_COLUMNS.map((column, i) => [column, values[i]]));
 }
 
 export function usageRecordOf(row: UsageRow): UsageRecord {
@@ -179,6 +200,11 @@ export function usageRecordOf(row: UsageRow): UsageRecord {
     usageSource: row.usage_source,
     cacheWriteTokens: Number(row.cache_write_tokens),
     attempts: attempts.map((a) => ({ provider: a.provider, status: a.status, durationMs: a.duration_ms })),
+    endpoint: row.endpoint,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
+    firstTokenMs: row.first_token_ms === null ? null : Number(row.first_token_ms),
   };
 }
 

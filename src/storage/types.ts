@@ -102,10 +102,13 @@ export interface Credit {
 }
 
 /**
- * applied; duplicate: an entry with this request id exists (nothing changed); missing: no such key;
- * overdraw: a negative amount would take the available balance (balance − held) below zero.
+ * Decided under the key row's lock, in this order: missing: no such key; duplicate: an entry with this
+ * request id exists (nothing changed; it was applied before, even if the key was revoked since);
+ * revoked: the key is revoked (an expired key may still be credited: its expiry can be extended);
+ * overdraw: a negative amount would take the available balance (balance − held) below zero;
+ * over_maximum: a positive amount would take the balance past MAX_NANO. Only `applied` changed anything.
  */
-export type CreditOutcome = 'applied' | 'duplicate' | 'missing' | 'overdraw';
+export type CreditOutcome = 'applied' | 'duplicate' | 'missing' | 'revoked' | 'overdraw' | 'over_maximum';
 
 export type LedgerEntryKind = 'topup' | 'hold' | 'capture' | 'release' | 'adjust';
 
@@ -134,16 +137,22 @@ export interface Attempt {
   readonly durationMs: number;
 }
 
-export type UsageSource = 'upstream' | 'estimated';
+/** none: nothing was metered — the request was answered before any upstream call (a refusal, a quote, a replay). */
+export type UsageSource = 'upstream' | 'estimated' | 'none';
+
+/** The client API a request came through (a usage row's `endpoint`). */
+export type UsageEndpoint = 'chat' | 'embeddings';
 
 export interface UsageRecord {
   readonly requestId: string;
   /** Epoch milliseconds. */
   readonly time: number;
   readonly keyId: string;
-  readonly model: string;
-  readonly provider: string;
-  readonly upstreamModel: string;
+  /** The configured model; for a request refused before a model was resolved, what the client named (null: nothing). */
+  readonly model: string | null;
+  /** The upstream that served or last tried the request; null: none was chosen. */
+  readonly provider: string | null;
+  readonly upstreamModel: string | null;
   /** The HTTP status the client received (499 when it went away). */
   readonly status: number;
   readonly inputTokens: number;
@@ -155,6 +164,15 @@ export interface UsageRecord {
   readonly cost: Nano;
   readonly usageSource: UsageSource;
   readonly attempts: readonly Attempt[];
+  /** The client API; null on rows written before it was recorded (as the four below). */
+  readonly endpoint: UsageEndpoint | null;
+  /** The error code the client received (errors.ts), `client_disconnected` for a 499; null: success. */
+  readonly errorCode: string | null;
+  readonly errorMessage: string | null;
+  /** From the request's arrival to its end (its settlement, or its answer when nothing was billed). */
+  readonly durationMs: number | null;
+  /** From the request's arrival to the first streamed chunk sent to the client; null: not a stream. */
+  readonly firstTokenMs: number | null;
 }
 
 export interface HoldPlacement {
@@ -309,12 +327,17 @@ export interface UsageQuery {
   readonly limit: number;
 }
 
+/** A status filter: one HTTP status, a class of them, or every error (status ≥ 400). */
+export type StatusFilter = number | '2xx' | '4xx' | '5xx' | 'error';
+
 /** Which usage rows: every field optional; times are epoch ms, since inclusive, until exclusive. */
 export interface UsageFilter {
   readonly keyId?: string;
   readonly model?: string;
   readonly provider?: string;
-  readonly status?: number;
+  readonly status?: StatusFilter;
+  readonly endpoint?: UsageEndpoint;
+  readonly requestId?: string;
   readonly since?: number;
   readonly until?: number;
 }
@@ -335,7 +358,7 @@ export type UsageGrouping = 'key' | 'model' | 'provider' | 'day' | 'hour';
 
 /** The totals of one group: `group` is the key id, model or provider, or the period's start (epoch ms). */
 export interface UsageTotals {
-  readonly group: string | number;
+  readonly group: string | number | null;
   readonly requests: number;
   /** Rows whose status is 400 or above. */
   readonly errors: number;
@@ -346,10 +369,28 @@ export interface UsageTotals {
   readonly cost: Nano;
 }
 
+/** Requests refused for want of a valid key, counted per minute (never one row each: a flood must not grow the database). */
+export interface UnauthenticatedCount {
+  /** The minute's start, epoch ms. */
+  readonly minute: number;
+  readonly requests: number;
+}
+
+export type UnauthenticatedGrouping = 'minute' | 'hour' | 'day';
+
 export interface UsageStore {
   list(query: UsageQuery): Promise<UsageRecord[]>;
   page(query: UsagePageQuery): Promise<SequencedUsage[]>;
   summarize(filter: UsageFilter, groupBy: UsageGrouping): Promise<UsageTotals[]>;
+  /**
+   * Usage rows of requests that moved no money (refused, quoted, replayed, failed before a hold): no
+   * ledger entry goes with them. A second row with a request id already recorded is ignored.
+   */
+  recordOutcomes(records: readonly UsageRecord[]): Promise<void>;
+  /** Adds per-minute counts of requests without a valid key. */
+  countUnauthenticated(counts: readonly UnauthenticatedCount[]): Promise<void>;
+  /** Those counts per minute, hour or UTC day, oldest first; times are epoch ms, since inclusive, until exclusive. */
+  unauthenticated(range: { readonly since?: number; readonly until?: number }, groupBy: UnauthenticatedGrouping): Promise<UnauthenticatedCount[]>;
 }
 
 /** A recorded answer, replayed to a retry with the same Idempotency-Key. */

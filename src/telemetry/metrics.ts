@@ -54,6 +54,8 @@ export class GatewayMetrics {
   private readonly attempts = new Map<string, Record<AttemptOutcome, { inc(): void }>>();
   private readonly rateLimitedByLimit = new Map<LimitName, { inc(): void }>();
   private readonly ledgerWrites: Histogram;
+  private readonly unauthenticated: Counter;
+  private readonly droppedRows: Counter;
 
   /** Under `serve --workers`: asks the primary for every worker's metrics, aggregated. */
   private readonly gatherCluster: (() => Promise<string>) | undefined;
@@ -134,6 +136,16 @@ export class GatewayMetrics {
       buckets: LEDGER_BUCKETS,
       registers,
     });
+    this.unauthenticated = new Counter({
+      name: 'tollgate_unauthenticated_requests_total',
+      help: 'Client API requests refused for want of a valid key (401 invalid_api_key): missing, unknown, revoked or expired.',
+      registers,
+    });
+    this.droppedRows = new Counter({
+      name: 'tollgate_usage_rows_dropped_total',
+      help: 'Usage rows of requests that moved no money (refusals, quotes) that could not be written: the database was away or too slow.',
+      registers,
+    });
     this.registerScrapeGauges(config, sources);
     this.gatherCluster = options.clustered ? joinClusterMetrics(this.registry) : undefined;
   }
@@ -153,6 +165,7 @@ export class GatewayMetrics {
     if (endpoint === 'chat_completions' || endpoint === 'embeddings') series.duration.observe((now - trace.startedAt) / 1000);
     if (trace.firstTokenAt !== undefined) series.firstToken.observe((trace.firstTokenAt - trace.startedAt) / 1000);
     if (trace.rateLimited) this.rateLimitedByLimit.get(trace.rateLimited)?.inc();
+    if (trace.errorCode === 'invalid_api_key') this.unauthenticated.inc();
     if (!billed) return;
     const cached = Math.min(billed.cachedInputTokens, billed.inputTokens);
     // Cache writes are part of the prompt, priced apart (product.md §13): counted as their own kind.
@@ -165,6 +178,11 @@ export class GatewayMetrics {
     if (reasoning > 0) series.tokens.reasoning.inc(reasoning);
     series.chargedNano += billed.cost;
     for (const attempt of billed.attempts) this.attempts.get(attempt.provider)?.[attemptOutcome(attempt.status)].inc();
+  }
+
+  /** Usage rows the outcome recorder could not write. */
+  usageRowsDropped(rows: number): void {
+    this.droppedRows.inc(rows);
   }
 
   /** One ledger write took `seconds`. */

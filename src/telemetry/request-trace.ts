@@ -4,7 +4,7 @@
 // that leaves mid-stream closes the response before its bill settles: waiting for both keeps one
 // line and one count per request, with the money in it.
 import type { LimitName } from '../limits/rate-limiter.js';
-import type { UsageRecord } from '../storage/types.js';
+import type { UsageEndpoint, UsageRecord } from '../storage/types.js';
 
 export class RequestTrace {
   /** performance.now() when the request arrived. */
@@ -19,8 +19,11 @@ export class RequestTrace {
   rateLimited: LimitName | undefined;
   /** A non-stream chat answer, kept only when `log.bodies` is on. */
   answer: unknown;
-  /** The error code (product.md §6) of an error answer. */
+  /** The client API of a model call (chat, embeddings); undefined for every other route. */
+  endpoint: UsageEndpoint | undefined;
+  /** The error code (product.md §6) and message of an error answer. */
   errorCode: string | undefined;
+  errorMessage: string | undefined;
   /** The status the client saw, and whether the response completed (false: the client left first). */
   status = 0;
   responseCompleted = false;
@@ -37,7 +40,7 @@ export class RequestTrace {
 
   billClosed(record: UsageRecord): void {
     this.billed = record;
-    this.provider = record.provider;
+    this.provider = record.provider ?? this.provider;
     this.done();
   }
 

@@ -42,8 +42,9 @@ for (const dialect of await adminDialects()) {
     test('GET /usage lists every request newest first in the §2 row shape, the failed one with cost 0', () => {
       assert.equal(all.length, 9);
       assert.deepEqual(Object.keys(all[0]).sort(), [
-        'attempts', 'cache_write_tokens', 'cached_input_tokens', 'cost', 'input_tokens', 'key_id', 'model', 'output_tokens', 'provider',
-        'reasoning_tokens', 'request_id', 'status', 'time', 'upstream_model', 'usage_source',
+        'attempts', 'cache_write_tokens', 'cached_input_tokens', 'cost', 'duration_ms', 'endpoint', 'error_code', 'error_message', 'first_token_ms',
+        'input_tokens', 'key_id', 'model', 'output_tokens', 'provider', 'reasoning_tokens', 'request_id', 'status', 'time', 'upstream_model',
+        'usage_source',
       ]);
       const times = all.map((r) => Date.parse(r.time));
       assert.ok(times.every((t, i) => i === 0 || t <= times[i - 1]!), 'newest first (the calls ran one after another)');
@@ -109,6 +110,11 @@ for (const dialect of await adminDialects()) {
             reasoning_tokens: Number(record.reasoning_tokens),
             cost: Number(record.cost),
             attempts: JSON.parse(record.attempts!),
+            // An absent value is an empty field.
+            error_code: record.error_code || null,
+            error_message: record.error_message || null,
+            duration_ms: record.duration_ms ? Number(record.duration_ms) : null,
+            first_token_ms: record.first_token_ms ? Number(record.first_token_ms) : null,
           },
           row,
         );

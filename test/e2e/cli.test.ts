@@ -34,6 +34,11 @@ const USAGE_FIELDS = [
   'cache_write_tokens',
   'cached_input_tokens',
   'cost',
+  'duration_ms',
+  'endpoint',
+  'error_code',
+  'error_message',
+  'first_token_ms',
   'input_tokens',
   'key_id',
   'model',
@@ -230,11 +235,16 @@ describe('tollgate CLI', () => {
     for (const row of allRows) assert.deepEqual(Object.keys(row).sort(), USAGE_FIELDS);
     const [a, b] = rows;
     assert.deepEqual(
-      { ...a, time: undefined, request_id: undefined, attempts: undefined },
+      { ...a, time: undefined, request_id: undefined, attempts: undefined, duration_ms: undefined },
       {
         time: undefined,
         request_id: undefined,
         attempts: undefined,
+        duration_ms: undefined,
+        endpoint: 'chat',
+        error_code: null,
+        error_message: null,
+        first_token_ms: null,
         key_id: key.id,
         model: 'gpt-test',
         provider: 'mock',
@@ -249,8 +259,20 @@ describe('tollgate CLI', () => {
         usage_source: 'upstream',
       },
     );
+    assert.equal(typeof a.duration_ms, 'number');
     assert.equal(a.attempts.length, 1);
     assert.deepEqual({ ...a.attempts[0], duration_ms: 0 }, { provider: 'mock', status: 200, duration_ms: 0 });
+    const unknown = await postChat(e.gw, key.key, { model: 'no-such-model', messages });
+    assert.equal(unknown.status, 404);
+    const errors = parseJsonOutput<Json[]>(await e.gw.cli(['usage', '--json', '--key', key.id, '--status', 'error']), 'usage --status error');
+    assert.deepEqual(
+      errors.map((r) => [r.request_id, r.status, r.error_code, r.model]),
+      [[unknown.headers.get('x-request-id'), 404, 'model_not_found', 'no-such-model']],
+      'a refused request has its row; --status error lists only the errors',
+    );
+    const badStatus = await e.gw.cli(['usage', '--status', 'bad']);
+    assert.equal(badStatus.code, 1);
+    assert.match(badStatus.stderr, /status/);
     assert.equal(b.model, 'gpt-reasoning');
     assert.equal(b.reasoning_tokens, 16);
     assert.equal(b.output_tokens, 23);

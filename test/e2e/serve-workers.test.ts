@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
-import { costOf, waitFor } from '../support/e2e.js';
+import { costOf, extendConfig, waitFor } from '../support/e2e.js';
 import { mockConfig, runCli, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { chatChunks, makeUsage, slowDrip, sseFromChunks, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
@@ -16,6 +16,7 @@ const pgSkip = await postgresSkipReason();
 
 interface LogLine {
   msg?: string;
+  level?: number;
   worker?: number;
   pids?: number[];
 }
@@ -75,12 +76,24 @@ describe('serve --workers 2 on SQLite', () => {
 
   before(async () => {
     mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock), args: ['--workers', '2'] });
+    // gpt-nokey's only provider has no api_key: a disabled model, for the start-up warning.
+    const config = extendConfig(mockConfig(mock), {
+      providers: '  nokey:\n    kind: openai\n    api_key: ""\n',
+      models: '  gpt-nokey:\n    upstreams: [{ provider: nokey, model: gpt-4o }]\n    price: { input: 1, output: 2 }\n    max_output_tokens: 100\n',
+    });
+    gw = await startGateway({ config, args: ['--workers', '2'] });
   });
 
   after(async () => {
     await mock?.close();
     if (gw) await stopGateway(gw, 15_000);
+  });
+
+  test('the disabled models are said once, by the primary, not once per worker', () => {
+    const said = lines(gw).filter((l) => l.msg?.includes('model gpt-nokey disabled'));
+    assert.equal(said.length, 1, JSON.stringify(said));
+    assert.equal(said[0]!.level, 40, 'a warn line');
+    assert.equal(said[0]!.worker, undefined, 'written by the primary');
   });
 
   test('both workers serve one port; a worker killed with -9 is replaced; SIGTERM drains both; the ledger is exact', { timeout: 90_000 }, async () => {

@@ -194,6 +194,11 @@ export const DERIVED_BALANCES_SQL = `SELECT
   COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
   FROM ledger_entries WHERE key_id = ?`;
 
+/** The usage row of one request straight from the SQLite file (undefined until it is written). */
+export function usageRowOf(dbPath: string, requestId: string): { status: number; cost: number; usage_source: string; error_code: string | null } | undefined {
+  return readDatabase(dbPath, (db) => db.prepare('SELECT status, cost, usage_source, error_code FROM usage_records WHERE request_id = ?').get(requestId) as never);
+}
+
 /** Reads a key's ledger state from the SQLite file. */
 export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
   return readDatabase(dbPath, (db) => {
@@ -208,7 +213,8 @@ export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
       derived,
       activeHolds: count("SELECT COUNT(*) AS n FROM holds WHERE key_id = ? AND status = 'active'"),
       captures: count("SELECT COUNT(*) AS n FROM ledger_entries WHERE key_id = ? AND kind = 'capture'"),
-      usageRows: count('SELECT COUNT(*) AS n FROM usage_records WHERE key_id = ?'),
+      // The rows that go with money (a capture or a released hold); a refusal's row moves none (usage_source 'none').
+      usageRows: count("SELECT COUNT(*) AS n FROM usage_records WHERE key_id = ? AND usage_source <> 'none'"),
     };
   });
 }

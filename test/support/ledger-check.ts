@@ -87,7 +87,7 @@ export interface UsageRow {
   output_tokens: number;
   reasoning_tokens: number;
   cost: number;
-  usage_source: 'upstream' | 'estimated';
+  usage_source: 'upstream' | 'estimated' | 'none';
   attempts: Array<{ provider: string; status: number; duration_ms: number }>;
 }
 
@@ -163,10 +163,16 @@ export function assertUsageRow(rows: UsageRow[], exp: ExpectedRow): UsageRow {
  * requests: zero tokens, cost 0), estimated rows within their hold, and Σ row cost == ledger spent.
  */
 export async function assertUsageAddsUp(gw: GatewayProcess, keyId: string, embeddingModels: readonly string[] = ['embed-test']): Promise<UsageRow[]> {
-  const rows = await usageRows(gw, keyId);
+  const all = await usageRows(gw, keyId);
   const audit = assertLedgerSettled(gw, keyId);
+  assert.equal(new Set(all.map((r) => r.request_id)).size, all.length, 'one row per request');
+  // A request that moved no money (refused, quoted, replayed) has its row too: cost 0, no tokens, no hold.
+  for (const row of all.filter((r) => r.usage_source === 'none')) {
+    assert.deepEqual([row.cost, row.input_tokens, row.output_tokens], [0, 0, 0], `row ${row.request_id} of a request that moved no money`);
+    assert.equal(holdOf(gw, row.request_id), undefined, `row ${row.request_id} of a request that moved no money had no hold`);
+  }
+  const rows = all.filter((r) => r.usage_source !== 'none');
   assert.equal(rows.length, audit.usageRows, 'usage --json lists every usage row');
-  assert.equal(new Set(rows.map((r) => r.request_id)).size, rows.length, 'one row per request');
   for (const row of rows) {
     const cost = usdToNano(row.cost);
     if (row.usage_source === 'upstream') {

@@ -15,6 +15,7 @@ export function testProvider(overrides: Partial<ProviderConfig> = {}): ProviderC
     origin: 'https://api.openai.com',
     basePath: '/v1',
     apiKey: 'sk-test-key',
+    configured: true,
     apiVersion: undefined,
     retries: 1,
     cooldown: { failures: 3, seconds: 30 },

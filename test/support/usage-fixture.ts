@@ -18,6 +18,11 @@ export function testUsage(requestId: string, cost: number, overrides: Partial<Us
     cost,
     usageSource: 'upstream',
     attempts: [{ provider: 'p', status: 200, durationMs: 1 }],
+    endpoint: 'chat',
+    errorCode: null,
+    errorMessage: null,
+    durationMs: 250,
+    firstTokenMs: 40,
     ...overrides,
   };
 }

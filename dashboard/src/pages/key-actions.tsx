@@ -54,9 +54,10 @@ export interface KeyActionDialogsProps {
 
 /** The dialog of the chosen action; a created or rotated key's secret follows in its own dialog. */
 export function KeyActionDialogs({ token, action, setAction, onDone }: KeyActionDialogsProps) {
-  // Model IDs to suggest in the forms: every model the providers list serves.
+  // Model IDs to suggest in the forms: every model a configured upstream serves (the others are not offered).
   const models = useLoad(
-    () => getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.flatMap((u) => u.models ?? []))].sort()),
+    () =>
+      getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.filter((u) => u.configured !== false).flatMap((u) => u.models ?? []))].sort()),
     [token],
   );
   const close = () => setAction(undefined);

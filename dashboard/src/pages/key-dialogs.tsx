@@ -69,7 +69,7 @@ export function TopUpDialog({
 }: {
   target: KeyObject;
   onClose: () => void;
-  submit: (amount: number, note: string | undefined, idempotencyKey: string) => Promise<KeyObject>;
+  submit: (amount: string, note: string | undefined, idempotencyKey: string) => Promise<KeyObject>;
   onDone: (key: KeyObject) => void;
 }) {
   // One Idempotency-Key per amount and note: resubmitting the same top-up never credits twice, while a
@@ -85,7 +85,8 @@ export function TopUpDialog({
         onSubmit={(e) => {
           e.preventDefault();
           const trimmed = note.trim() || undefined;
-          void run(() => submit(Number(amount), trimmed, keyFor(JSON.stringify([amount.trim(), trimmed]))));
+          // The amount as typed: the server reads it exactly and names what is wrong with it.
+          void run(() => submit(amount.trim(), trimmed, keyFor(JSON.stringify([amount.trim(), trimmed]))));
         }}
       >
         <p class="hint">Balance now {usd(target.balance)}.</p>

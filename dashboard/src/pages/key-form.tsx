@@ -1,11 +1,12 @@
 // The fields of a key, for creating one and for editing one: name, (opening balance), allowed models,
 // limits and expiry. Empty limit fields mean "no limit" (null), as in the API.
 import { useState } from 'preact/hooks';
-import type { KeyFields } from '../keys-api.js';
+import type { KeyFields, LimitsInput } from '../keys-api.js';
 import type { KeyObject, Limits } from '../types.js';
 
 export interface KeyFormValues extends KeyFields {
-  balance: number;
+  /** As typed (the server reads it exactly). */
+  balance: string;
 }
 
 interface Draft {
@@ -53,12 +54,13 @@ function toLocalInput(iso: string): string {
 function valuesOf(d: Draft, initial: Draft | undefined): KeyFormValues {
   const whole = (v: string) => (v.trim() === '' ? null : Number(v));
   const changed = (name: keyof Draft) => !initial || d[name] !== initial[name];
-  const limits: Partial<Limits> = {};
-  for (const name of ['rpm', 'tpm', 'max_concurrent', 'budget'] as const) if (changed(name)) limits[name] = whole(d[name]);
+  const limits: LimitsInput = {};
+  for (const name of ['rpm', 'tpm', 'max_concurrent'] as const) if (changed(name)) limits[name] = whole(d[name]);
+  if (changed('budget')) limits.budget = d.budget.trim() === '' ? null : d.budget.trim();
   if (changed('budget') || changed('budget_period')) limits.budget_period = d.budget.trim() === '' ? null : (d.budget_period as Limits['budget_period']);
   const values: KeyFormValues = {
     name: d.name.trim(),
-    balance: d.balance.trim() === '' ? 0 : Number(d.balance),
+    balance: d.balance.trim() === '' ? '0' : d.balance.trim(),
     allowed_models: d.allModels ? '*' : d.models.split(/[\s,]+/).filter(Boolean),
     limits,
   };

@@ -1,5 +1,6 @@
 // The operator's providers: each upstream (provider, upstream model) with its health — cooling down
 // until when, consecutive failures, the last error, and its requests and errors in the last 5 minutes.
+// A provider without the api_key its kind needs is "not configured": routing never calls it.
 import { getJson } from '../api.js';
 import { count, time } from '../format.js';
 import { useLoad } from '../hooks.js';
@@ -54,12 +55,28 @@ export function ProvidersPage({ token }: { token: string }) {
           <tbody>
             {data.data.map((u) => {
               const cooling = u.cooling ?? (u.cooling_until !== null && Date.parse(u.cooling_until) > now);
+              const configured = u.configured !== false;
               return (
-                <tr key={`${u.provider}/${u.upstream_model}`} data-upstream={`${u.provider}/${u.upstream_model}`} data-cooling={String(cooling)}>
+                <tr
+                  key={`${u.provider}/${u.upstream_model}`}
+                  data-upstream={`${u.provider}/${u.upstream_model}`}
+                  data-cooling={String(cooling)}
+                  data-configured={String(configured)}
+                >
                   <td>{u.provider}</td>
                   <td>{u.upstream_model}</td>
                   <td>{(u.models ?? []).join(', ')}</td>
-                  <td>{cooling ? <span class="badge bad">cooling until {time(u.cooling_until)}</span> : <span class="badge good">healthy</span>}</td>
+                  <td>
+                    {!configured ? (
+                      <span class="badge" title="The provider has no api_key: routing never calls it. See tollgate config check.">
+                        not configured
+                      </span>
+                    ) : cooling ? (
+                      <span class="badge bad">cooling until {time(u.cooling_until)}</span>
+                    ) : (
+                      <span class="badge good">healthy</span>
+                    )}
+                  </td>
                   <td class="num">{count(u.consecutive_failures)}</td>
                   <td class="num">{count(numberOf(u, 'requests_5m', 'requests_last_5m', 'requests'))}</td>
                   <td class="num">{count(numberOf(u, 'errors_5m', 'errors_last_5m', 'errors'))}</td>

@@ -10,6 +10,8 @@ const filters = {
   model: z.string().optional(),
   provider: z.string().optional(),
   status: z.string().optional(),
+  endpoint: z.string().optional(),
+  request_id: z.string().optional(),
   since: z.string().optional(),
   until: z.string().optional(),
 };

@@ -4,7 +4,8 @@ import type { Config, ModelConfig } from '../../config/types.js';
 import { findUsableModel, visibleModels } from '../../routing/access.js';
 
 export function modelEntry(model: ModelConfig, config: Config): Record<string, unknown> {
-  const firstProvider = config.providers.get(model.upstreams[0]!.provider);
+  // The first upstream that can be called: the one that serves the model unless it fails.
+  const firstProvider = config.providers.get((model.usableUpstreams[0] ?? model.upstreams[0]!).provider);
   return {
     id: model.id,
     object: 'model',

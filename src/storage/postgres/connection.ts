@@ -8,14 +8,15 @@ export type PostgresClient = pg.PoolClient;
 const INT8_OID = 20;
 
 /**
- * BIGINT columns hold nano-dollars and epoch milliseconds: integers well inside 2^53. node-postgres
- * returns them as strings by default; they are read as numbers, and one outside the safe range is an
- * error rather than a silently rounded balance.
+ * BIGINT columns hold nano-dollars and epoch milliseconds; node-postgres returns them as strings by
+ * default, and they are read as numbers. Every amount the ledger holds (a balance, a hold, a budget) is
+ * at most MAX_NANO, far inside 2^53, so it reads exactly. Running totals are not bounded — a key's
+ * lifetime `spent`, a usage summary's sum — and one past 2^53 nano (≈ $9,007,199) reads as the nearest
+ * number, as SQLite gives it, instead of an error that would fail every request of a key that has spent
+ * that much (docs/adr/0032-money-guard-rails.md).
  */
 function parseInt8(text: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new RangeError(`BIGINT ${text} is outside the safe integer range`);
-  return value;
+  return Number(text);
 }
 
 const types: pg.CustomTypesConfig = {

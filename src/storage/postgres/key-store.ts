@@ -16,6 +16,7 @@ import {
   type LimitsPatch,
   type NewKey,
 } from '../types.js';
+import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditKeyRow } from '../credit-check.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 import { KeyLookupBatcher } from './key-lookup-batcher.js';
 import { RecentKeys } from './recent-keys.js';
@@ -141,12 +142,13 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async credit(credit: Credit): Promise<CreditOutcome> {
-    // The key row is locked first, as every ledger write does, so the balance read is the one updated.
+    // The key row is locked first, as every ledger write does, so the row read (balance, status) is the
+    // one updated: a revoke waits for this commit, or this waits for the revoke's and reads it.
     const outcome = await inTransaction(this.pool, async (client): Promise<CreditOutcome> => {
-      const { rows } = await client.query<{ balance: number; held: number }>('SELECT balance, held FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
-      const key = rows[0];
-      if (!key) return 'missing';
-      if (credit.amount < 0 && key.balance - key.held + credit.amount < 0) return 'overdraw';
+      const { rows } = await client.query<CreditKeyRow>('SELECT balance, held, status FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
+      const entry = rows[0] ? await client.query(CREDIT_ENTRY_EXISTS('$1', '$2'), [credit.requestId, credit.kind]) : undefined;
+      const refusal = creditRefusal(rows[0], (entry?.rowCount ?? 0) > 0, credit);
+      if (refusal) return refusal;
       const inserted = await client.query(
         `INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (request_id, kind, seq) DO NOTHING`,

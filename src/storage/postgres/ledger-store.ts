@@ -22,7 +22,7 @@ import type {
   LedgerViolation,
 } from '../types.js';
 import { auditQueries, runAuditQueries, violationsFrom, type AuditScope } from '../ledger-audit.js';
-import { refusalOf, SHARED_SQL, USAGE_COLUMNS, usageValues, type KeyAdmissionRow } from '../rows.js';
+import { refusalOf, SHARED_SQL, usageObjectOf, type KeyAdmissionRow } from '../rows.js';
 import { inTransaction, type PostgresPool } from './connection.js';
 import { LedgerBatcher, type BatchOp, type BatchResult } from './ledger-batcher.js';
 
@@ -34,12 +34,6 @@ interface Figures {
 
 /** How long a committed batch's answers are kept for a retry of it (a retry follows its failure at once). */
 const BATCH_RECORD_KEEP_MS = 5 * 60_000;
-
-/** A usage record as tollgate_ledger_batch reads it: USAGE_COLUMNS → value. */
-function usageObject(usage: UsageRecord): Record<string, unknown> {
-  const values = usageValues(usage);
-  return Object.fromEntries(USAGE_COLUMNS.map((column, i) => [column, values[i]]));
-}
 
 function keyRowOf(result: BatchResult): KeyAdmissionRow | undefined {
   return (result.k ?? undefined) as KeyAdmissionRow | undefined;
@@ -112,13 +106,13 @@ export class PostgresLedgerStore implements LedgerStore {
       now: settlement.now,
       periodStart: settlement.budget.periodStart,
       budget: settlement.budget.limit,
-      usage: usageObject(settlement.usage),
+      usage: usageObjectOf(settlement.usage),
     });
     return { outcome: result.o as SettleOutcome, charged: result.c ?? 0 };
   }
 
   async release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
-    const result = await this.submit({ op: 'release', requestId, keyId: null, amount: null, expiresAt: null, now, periodStart: null, budget: null, usage: usage ? usageObject(usage) : null });
+    const result = await this.submit({ op: 'release', requestId, keyId: null, amount: null, expiresAt: null, now, periodStart: null, budget: null, usage: usage ? usageObjectOf(usage) : null });
     return result.o as ReleaseOutcome;
   }
 

@@ -936,20 +936,71 @@ const UP_TO_9: readonly Migration[] = [
   },
 ];
 
+const MIGRATION_10: Migration = {
+  version: 10,
+  name: 'ledger-batch-skips-empty-writes',
+  // tollgate_ledger_batch (migration 8's decisions and writes, unchanged) skips each closing write that has
+  // no row to write: a batch of holds alone updates no hold and writes no usage row, a batch of
+  // settlements alone inserts no hold. A statement costs PostgreSQL its executor start-up, its
+  // constraints' and indexes' setup and its trigger queue even when it touches no row, and the batches
+  // of a gateway at low load carry one or two operations of one kind. Measured in
+  // docs/adr/0012-postgresql.md. CREATE OR REPLACE resets the function's settings to those in its text,
+  // so migration 9's plan setting is made again.
+  sql: `
+      ${ledgerBatchSkippingEmptyWrites(UP_TO_9.find((m) => m.version === 8)!.sql)}
+      ALTER FUNCTION tollgate_ledger_batch SET plan_cache_mode = force_generic_plan;
+    `,
+};
+
+/** The usage-row columns migration 11 adds, with their types: written by the batch function as the others are. */
+const OUTCOME_COLUMNS = 'endpoint TEXT, error_code TEXT, error_message TEXT, duration_ms INTEGER, first_token_ms INTEGER';
+
+/**
+ * Migration 10's tollgate_ledger_batch writing the usage row's new columns too: derived from its text by
+ * three exact replacements, each checked (as migration 7's is from 5's).
+ */
+function ledgerBatchWithOutcomeColumns(): string {
+  const shipped = MIGRATION_10.sql;
+  const start = shipped.indexOf('CREATE OR REPLACE FUNCTION tollgate_ledger_batch(');
+  let text = shipped.slice(start, shipped.indexOf('END $$;', start) + 'END $$;'.length);
+  const names = OUTCOME_COLUMNS.split(', ').map((column) => column.split(' ')[0]!);
+  const edits: Array<[string, string]> = [
+    ['usage_source, attempts, cache_write_tokens)', `usage_source, attempts, cache_write_tokens, ${names.join(', ')})`],
+    ['COALESCE(u.cache_write_tokens, 0)', `COALESCE(u.cache_write_tokens, 0), ${names.map((n) => `u.${n}`).join(', ')}`],
+    ['attempts TEXT, cache_write_tokens INTEGER)', `attempts TEXT, cache_write_tokens INTEGER, ${OUTCOME_COLUMNS})`],
+  ];
+  for (const [from, to] of edits) {
+    if (start < 0 || text.indexOf(from) < 0 || text.indexOf(from) !== text.lastIndexOf(from)) {
+      throw new Error(`postgres migration 11: "${from}" not found once in tollgate_ledger_batch`);
+    }
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   ...UP_TO_9,
+  MIGRATION_10,
   {
-    version: 10,
-    name: 'ledger-batch-skips-empty-writes',
-    // tollgate_ledger_batch (migration 8's decisions and writes, unchanged) skips each closing write that has
-    // no row to write: a batch of holds alone updates no hold and writes no usage row, a batch of
-    // settlements alone inserts no hold. A statement costs PostgreSQL its executor start-up, its
-    // constraints' and indexes' setup and its trigger queue even when it touches no row, and the batches
-    // of a gateway at low load carry one or two operations of one kind. Measured in
-    // docs/adr/0012-postgresql.md. CREATE OR REPLACE resets the function's settings to those in its text,
-    // so migration 9's plan setting is made again.
+    version: 11,
+    name: 'a-usage-row-for-every-request',
+    // See the SQLite migration 8: rows of requests that moved no money (model, provider and upstream model
+    // may be NULL, usage source 'none'), each row's client API, error, latency and time to first token, and
+    // the per-minute count of requests without a valid key. The batch function writes the new columns.
     sql: `
-      ${ledgerBatchSkippingEmptyWrites(UP_TO_9.find((m) => m.version === 8)!.sql)}
+      ALTER TABLE usage_records ALTER COLUMN model DROP NOT NULL,
+        ALTER COLUMN provider DROP NOT NULL,
+        ALTER COLUMN upstream_model DROP NOT NULL,
+        DROP CONSTRAINT usage_records_usage_source_check,
+        ADD CONSTRAINT usage_records_usage_source_check CHECK (usage_source IN ('upstream', 'estimated', 'none')),
+        ${OUTCOME_COLUMNS.split(', ')
+          .map((column) => `ADD COLUMN ${column}`)
+          .join(', ')};
+      CREATE TABLE unauthenticated_requests (
+        minute BIGINT PRIMARY KEY,
+        requests BIGINT NOT NULL
+      );
+      ${ledgerBatchWithOutcomeColumns()}
       ALTER FUNCTION tollgate_ledger_batch SET plan_cache_mode = force_generic_plan;
     `,
   },

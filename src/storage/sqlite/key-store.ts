@@ -16,6 +16,7 @@ import {
   type LimitsPatch,
   type NewKey,
 } from '../types.js';
+import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditKeyRow } from '../credit-check.js';
 import type { SqliteDatabase } from './connection.js';
 
 export class SqliteKeyStore implements KeyStore {
@@ -45,15 +46,16 @@ export class SqliteKeyStore implements KeyStore {
     this.updateModels = db.prepare('UPDATE api_keys SET allowed_models = ? WHERE id = ?');
     this.markRevoked = db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'");
     this.updateSecret = db.prepare<[string, string, string]>('UPDATE api_keys SET prefix = ?, secret_hash = ? WHERE id = ?');
-    const keyMoney = db.prepare<[string], { balance: number; held: number }>('SELECT balance, held FROM api_keys WHERE id = ?');
+    const keyMoney = db.prepare<[string], CreditKeyRow>('SELECT balance, held, status FROM api_keys WHERE id = ?');
+    const creditEntry = db.prepare<[string, string], { found: number }>(CREDIT_ENTRY_EXISTS('?', '?'));
     const insertCredit = db.prepare<[string, string, string, number, number, string | null]>(
       'INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (request_id, kind, seq) DO NOTHING',
     );
-    // Under the IMMEDIATE transaction's write lock, the balance read is the one the update changes.
+    // Under the IMMEDIATE transaction's write lock, the row read (balance, status) is the one the update
+    // changes: a revoke from another connection is either before it (refused) or after the commit.
     this.creditTx = db.transaction((credit: Credit): CreditOutcome => {
-      const key = keyMoney.get(credit.keyId);
-      if (!key) return 'missing';
-      if (credit.amount < 0 && key.balance - key.held + credit.amount < 0) return 'overdraw';
+      const refusal = creditRefusal(keyMoney.get(credit.keyId), creditEntry.get(credit.requestId, credit.kind) !== undefined, credit);
+      if (refusal) return refusal;
       if (insertCredit.run(credit.keyId, credit.requestId, credit.kind, credit.amount, credit.now, credit.note).changes === 0) return 'duplicate';
       this.addBalance.run(credit.amount, credit.keyId);
       return 'applied';

@@ -14,7 +14,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
   return {
     keys: new SqliteKeyStore(db),
     ledger: new SqliteLedgerStore(db, batcher),
-    usage: new SqliteUsageStore(db),
+    usage: new SqliteUsageStore(db, batcher),
     idempotency: new SqliteIdempotencyStore(db, batcher),
     probe: new SqliteProbe(db),
     async close() {

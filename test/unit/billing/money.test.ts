@@ -1,7 +1,7 @@
 // Decimal USD ↔ integer nano-dollars: the only place money crosses between text/JSON and integers.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatUsd, nanoToUsd, parseDecimal, usdToNano } from '../../../src/billing/money.js';
+import { formatUsd, MAX_NANO, MAX_USD, nanoToUsd, parseDecimal, readUsdAmount, usdToNano } from '../../../src/billing/money.js';
 
 describe('parseDecimal', () => {
   test('reads a decimal string exactly at the given scale', () => {
@@ -81,10 +81,12 @@ describe('usdToNano', () => {
     assert.equal(usdToNano(Number.NaN), undefined);
   });
 
-  test('rejects amounts outside the safe integer range of nano-dollars', () => {
-    assert.equal(usdToNano('9007199.254740991'), Number.MAX_SAFE_INTEGER);
-    assert.equal(usdToNano('9007199.254740992'), undefined);
-    assert.equal(usdToNano('-9007199.254740992'), undefined);
+  test("rejects amounts past the ledger's maximum, of either sign", () => {
+    assert.equal(usdToNano('8388608'), MAX_NANO);
+    assert.equal(usdToNano('-8388608'), -MAX_NANO);
+    assert.equal(usdToNano('8388608.000000001'), undefined);
+    assert.equal(usdToNano('-8388608.000000001'), undefined);
+    assert.equal(usdToNano('9007199.254740991'), undefined);
   });
 
   test('rejects an amount written with a huge exponent instead of throwing', () => {
@@ -113,8 +115,15 @@ describe('formatUsd', () => {
     assert.equal(formatUsd(Number.MAX_SAFE_INTEGER), '9007199.254740991');
   });
 
+  test('prints a bigint of any size exactly (an amount past the maximum, named in a refusal)', () => {
+    assert.equal(formatUsd(17_000_005_500_000_000n), '17000005.5');
+    assert.equal(formatUsd(BigInt(MAX_NANO) + 1n), '8388608.000000001');
+    assert.equal(formatUsd(-(2n ** 63n)), '-9223372036.854775808');
+    assert.equal(formatUsd(0n), '0');
+  });
+
   test('round-trips through usdToNano', () => {
-    for (const text of ['0.15', '1.5', '12', '0.000000001', '-0.0025', '9007199.254740991']) {
+    for (const text of ['0.15', '1.5', '12', '0.000000001', '-0.0025', '8388607.999999999', '8388608']) {
       assert.equal(formatUsd(usdToNano(text)!), text);
     }
   });
@@ -127,5 +136,54 @@ describe('nanoToUsd', () => {
     assert.equal(nanoToUsd(-500_000_000), -0.5);
     assert.equal(nanoToUsd(0), 0);
     assert.equal(nanoToUsd(12_345_678_901), 12.345678901);
+  });
+});
+
+describe('the ledger maximum (MAX_NANO)', () => {
+  test('is 2^23 US dollars, written as an operator would type it', () => {
+    assert.equal(MAX_NANO, 2 ** 23 * 1e9);
+    assert.equal(MAX_USD, formatUsd(MAX_NANO));
+    assert.equal(MAX_USD, '8388608');
+  });
+
+  test('readUsdAmount reads every boundary exactly and refuses past the maximum with the amount', () => {
+    assert.deepEqual(readUsdAmount('0'), { ok: true, nano: 0 });
+    assert.deepEqual(readUsdAmount('0.000000001'), { ok: true, nano: 1 });
+    assert.deepEqual(readUsdAmount(1e-9), { ok: true, nano: 1 });
+    assert.deepEqual(readUsdAmount('8388607.999999999'), { ok: true, nano: MAX_NANO - 1 });
+    assert.deepEqual(readUsdAmount('8388608'), { ok: true, nano: MAX_NANO });
+    assert.deepEqual(readUsdAmount(8388608), { ok: true, nano: MAX_NANO });
+    assert.deepEqual(readUsdAmount('-8388608'), { ok: true, nano: -MAX_NANO });
+    assert.deepEqual(readUsdAmount('8388608.000000001'), { ok: false, reason: 'over_maximum', nano: BigInt(MAX_NANO) + 1n });
+    assert.deepEqual(readUsdAmount('17000005.50'), { ok: false, reason: 'over_maximum', nano: 17_000_005_500_000_000n });
+    assert.deepEqual(readUsdAmount('1e20'), { ok: false, reason: 'over_maximum', nano: 10n ** 29n });
+    assert.deepEqual(readUsdAmount('0.0000000001'), { ok: false, reason: 'not_a_decimal' });
+    assert.deepEqual(readUsdAmount('1e999999999'), { ok: false, reason: 'not_a_decimal' });
+  });
+
+  /** What a client reading the JSON number gets back: the exact decimal of its shortest form. */
+  const throughJson = (nano: number): bigint | undefined => parseDecimal(JSON.parse(JSON.stringify(nanoToUsd(nano))) as number, 9);
+
+  test('every amount up to the maximum survives the JSON number a client reads, to the nano-dollar', () => {
+    for (const nano of [0, 1, 10, 999_999_999, 1_000_000_001, 17_000_005_500, MAX_NANO - 1, MAX_NANO]) {
+      assert.equal(throughJson(nano), BigInt(nano), `${nano} nano`);
+      assert.equal(throughJson(-nano), -BigInt(nano), `-${nano} nano`);
+    }
+    // The top of the range, where a double's spacing comes closest to a nano-dollar, every one of them.
+    for (let nano = MAX_NANO - 2_000_000; nano <= MAX_NANO; nano++) {
+      if (throughJson(nano) !== BigInt(nano)) assert.fail(`${nano} nano does not survive JSON`);
+    }
+    // And a spread of amounts across the whole range.
+    let state = 7;
+    for (let i = 0; i < 200_000; i++) {
+      state = (state * 48271) % 2147483647;
+      const nano = Math.floor((state / 2147483647) * MAX_NANO);
+      if (throughJson(nano) !== BigInt(nano)) assert.fail(`${nano} nano does not survive JSON`);
+    }
+  });
+
+  test('one nano-dollar past the maximum no longer does: why the maximum is where it is', () => {
+    assert.equal(JSON.stringify(nanoToUsd(MAX_NANO + 1)), '8388608.000000002');
+    assert.notEqual(throughJson(MAX_NANO + 1), BigInt(MAX_NANO + 1));
   });
 });

@@ -382,24 +382,74 @@ describe('parseConfig: invalid values', () => {
   });
 });
 
-describe('parseConfig: warnings', () => {
-  test('warns about an openai provider without an api_key', () => {
+describe('parseConfig: providers without an api_key', () => {
+  test('an openai provider whose api_key is empty is not configured, and its only model is disabled naming the variable to set', () => {
     const yaml = MINIMAL.replace('api_key: sk-test-key', 'api_key: ${OPENAI_API_KEY:-}');
     const config = parse(yaml, {});
     assert.equal(config.providers.get('openai-main')!.apiKey, '');
-    assert.deepEqual(config.warnings, ['provider openai-main (openai) has no api_key: calls routed to it will fail with upstream_error']);
+    assert.equal(config.providers.get('openai-main')!.configured, false);
+    assert.deepEqual(config.models.get('gpt-4o-mini')!.usableUpstreams, []);
+    assert.deepEqual(config.disabledModels, [{ model: 'gpt-4o-mini', reason: 'provider openai-main (kind openai) has no api_key — set OPENAI_API_KEY' }]);
+    assert.deepEqual(config.warnings, []);
+    assert.ok(Object.isFrozen(config.disabledModels));
   });
 
-  test('warns when api_key is left out entirely', () => {
-    const yaml = MINIMAL.replace('    api_key: sk-test-key\n', '');
-    assert.equal(parse(yaml).warnings.length, 1);
+  test('an api_key left out entirely names the key to set', () => {
+    const config = parse(MINIMAL.replace('    api_key: sk-test-key\n', ''));
+    assert.deepEqual(config.disabledModels, [{ model: 'gpt-4o-mini', reason: 'provider openai-main (kind openai) has no api_key — set providers.openai-main.api_key' }]);
   });
 
-  test('does not warn about an openai-compatible provider without an api_key', () => {
+  test('the same variable set makes the provider configured and the model usable', () => {
+    const config = parse(MINIMAL.replace('api_key: sk-test-key', 'api_key: ${OPENAI_API_KEY:-}'), { OPENAI_API_KEY: 'sk-set' });
+    assert.equal(config.providers.get('openai-main')!.configured, true);
+    assert.deepEqual(config.models.get('gpt-4o-mini')!.usableUpstreams, config.models.get('gpt-4o-mini')!.upstreams);
+    assert.deepEqual(config.disabledModels, []);
+  });
+
+  test('an openai-compatible provider without an api_key is configured (vLLM and Ollama need none)', () => {
     const yaml = MINIMAL.replace('kind: openai\n    api_key: sk-test-key', 'kind: openai-compatible\n    base_url: http://127.0.0.1:11434/v1');
     const config = parse(yaml);
     assert.deepEqual(config.warnings, []);
+    assert.deepEqual(config.disabledModels, []);
     assert.equal(config.providers.get('openai-main')!.apiKey, '');
+    assert.equal(config.providers.get('openai-main')!.configured, true);
+  });
+
+  test('a model with a keyed upstream stays usable; the keyless provider it skips is one warning', () => {
+    const yaml = `${PROVIDERS}  claude:
+    kind: anthropic
+    api_key: \${ANTHROPIC_API_KEY:-}
+models:
+  mixed:
+    upstreams: [{ provider: claude, model: claude-sonnet-4-5 }, { provider: openai-main, model: gpt-4o }]
+    price: { input: 1, output: 2 }
+    max_output_tokens: 100
+  also-mixed:
+    upstreams: [{ provider: openai-main, model: gpt-4o }, { provider: claude, model: claude-haiku }]
+    price: { input: 1, output: 2 }
+    max_output_tokens: 100
+`;
+    const config = parse(yaml);
+    assert.deepEqual(config.models.get('mixed')!.usableUpstreams, [{ provider: 'openai-main', model: 'gpt-4o', weight: 1 }]);
+    assert.deepEqual(config.disabledModels, []);
+    assert.deepEqual(config.warnings, [
+      'provider claude (kind anthropic) has no api_key — set ANTHROPIC_API_KEY; models mixed, also-mixed skip it and use only their other upstreams',
+    ]);
+  });
+
+  test('a model all of whose providers lack a key names each of them', () => {
+    const yaml = `providers:
+  azure: { kind: azure-openai, base_url: https://r.openai.azure.com, api_key: "\${AZURE_KEY:-}" }
+  gem: { kind: gemini, api_key: "\${GEMINI_KEY:-}" }
+models:
+  both:
+    upstreams: [{ provider: azure, model: dep }, { provider: gem, model: gemini-2.5-flash }, { provider: azure, model: dep2 }]
+    price: { input: 1, output: 2 }
+    max_output_tokens: 100
+`;
+    assert.deepEqual(parse(yaml).disabledModels, [
+      { model: 'both', reason: 'provider azure (kind azure-openai) has no api_key — set AZURE_KEY; provider gem (kind gemini) has no api_key — set GEMINI_KEY' },
+    ]);
   });
 });
 
@@ -459,12 +509,13 @@ describe('loadConfig', () => {
     assert.equal(config.models.get('local-llama')!.upstreams[0]!.model, 'llama3.2');
     assert.equal(config.models.get('local-embed')!.upstreams[0]!.model, 'nomic-embed-text');
     assert.deepEqual(config.models.get('o4-mini')!.rates, { input: 1_100_000_000n, output: 4_400_000_000n, cachedInput: 275_000_000n, cacheWrite: 1_100_000_000n, cacheWrite1h: 1_100_000_000n });
-    assert.deepEqual(config.warnings, [
-      'provider openai (openai) has no api_key: calls routed to it will fail with upstream_error',
-      'provider anthropic (anthropic) has no api_key: calls routed to it will fail with upstream_error',
-      'provider gemini (gemini) has no api_key: calls routed to it will fail with upstream_error',
-      'provider azure (azure-openai) has no api_key: calls routed to it will fail with upstream_error',
-    ]);
+    // A fresh install without any provider key: only the local models are offered.
+    assert.deepEqual(
+      config.disabledModels.map((d) => d.model),
+      ['gpt-4o-mini', 'o4-mini', 'claude-sonnet', 'gemini-flash', 'gpt-4o', 'text-embedding-3-small', 'gemini-embedding'],
+    );
+    assert.equal(config.disabledModels.find((d) => d.model === 'gpt-4o')!.reason, 'provider azure (kind azure-openai) has no api_key — set AZURE_OPENAI_API_KEY; provider openai (kind openai) has no api_key — set OPENAI_API_KEY');
+    assert.deepEqual(config.warnings, []);
   });
 
   test('reads a file and resolves its relative sqlite path against its directory', () => {

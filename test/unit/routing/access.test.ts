@@ -53,17 +53,24 @@ function notFoundBody(run: () => unknown): unknown {
   return assert.fail('expected model_not_found');
 }
 
+const model = (id: string) => CONFIG.models.get(id)!;
+
 describe('mayUseModel and visibleModels', () => {
   test('"*" allows every model; a list allows only its members', () => {
-    assert.equal(mayUseModel('*', 'anything'), true);
-    assert.equal(mayUseModel(['gpt-4o-mini'], 'gpt-4o-mini'), true);
-    assert.equal(mayUseModel(['gpt-4o-mini'], 'embed'), false);
-    assert.equal(mayUseModel([], 'gpt-4o-mini'), false);
+    assert.equal(mayUseModel('*', model('embed')), true);
+    assert.equal(mayUseModel(['gpt-4o-mini'], model('gpt-4o-mini')), true);
+    assert.equal(mayUseModel(['gpt-4o-mini'], model('embed')), false);
+    assert.equal(mayUseModel([], model('gpt-4o-mini')), false);
   });
 
-  test('lists only the configured models the key may use, in config order', () => {
-    assert.deepEqual(visibleModels(CONFIG, '*').map((m) => m.id), ['gpt-4o-mini', 'keyless', 'local-llama', 'embed']);
-    assert.deepEqual(visibleModels(CONFIG, ['embed', 'gpt-4o-mini', 'not-configured']).map((m) => m.id), ['gpt-4o-mini', 'embed']);
+  test('allows no key a model none of whose upstreams can be called, whatever its allow-list says', () => {
+    assert.equal(mayUseModel('*', model('keyless')), false);
+    assert.equal(mayUseModel(['keyless'], model('keyless')), false);
+  });
+
+  test('lists only the configured, callable models the key may use, in config order', () => {
+    assert.deepEqual(visibleModels(CONFIG, '*').map((m) => m.id), ['gpt-4o-mini', 'local-llama', 'embed']);
+    assert.deepEqual(visibleModels(CONFIG, ['embed', 'gpt-4o-mini', 'keyless', 'not-configured']).map((m) => m.id), ['gpt-4o-mini', 'embed']);
     assert.deepEqual(visibleModels(CONFIG, []), []);
   });
 });
@@ -129,16 +136,35 @@ describe('resolveRoute', () => {
 });
 
 describe('a provider without credentials', () => {
-  test('fails with upstream_error naming a provider whose kind needs a key it does not have', () => {
-    const route = resolveRoute(CONFIG, '*', 'keyless', 'chat');
-    assert.throws(
-      () => orderCandidates(route, new UpstreamHealth()),
-      (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && error.status === 502 && error.message.includes("'no-key'"),
+  test('a model served only by a provider whose kind needs a key it does not have answers exactly as an unknown model', () => {
+    const keyless = notFoundBody(() => resolveRoute(CONFIG, '*', 'keyless', 'chat'));
+    const unknown = notFoundBody(() => resolveRoute(CONFIG, '*', 'keylesz', 'chat'));
+    assert.deepEqual(JSON.stringify(keyless).replace('keyless', '<id>'), JSON.stringify(unknown).replace('keylesz', '<id>'));
+    notFoundBody(() => findUsableModel(CONFIG, ['keyless'], 'keyless'));
+  });
+
+  test('a keyless upstream is no candidate: the model routes to its other upstreams only', () => {
+    const config = parseConfig(
+      `providers:
+  keyed: { kind: openai, api_key: sk-test }
+  no-key: { kind: anthropic }
+models:
+  mixed:
+    routing: weighted
+    upstreams: [{ provider: no-key, model: claude }, { provider: keyed, model: gpt-4o }]
+    price: { input: 1, output: 2 }
+    max_output_tokens: 100
+`,
+      '/tmp/tollgate.yaml',
+      {},
     );
+    const route = resolveRoute(config, '*', 'mixed', 'chat');
+    assert.deepEqual(route.candidates.map((c) => c.provider.id), ['keyed']);
+    assert.deepEqual(orderCandidates(route, new UpstreamHealth()).candidates.map((c) => c.provider.id), ['keyed']);
   });
 
   test('lets a keyless openai-compatible provider and a provider with a key through', () => {
-    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'local-llama', 'chat'), new UpstreamHealth()));
-    assert.doesNotThrow(() => orderCandidates(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat'), new UpstreamHealth()));
+    assert.deepEqual(orderCandidates(resolveRoute(CONFIG, '*', 'local-llama', 'chat'), new UpstreamHealth()).candidates.map((c) => c.provider.id), ['local']);
+    assert.equal(orderCandidates(resolveRoute(CONFIG, '*', 'gpt-4o-mini', 'chat'), new UpstreamHealth()).candidates.length, 2);
   });
 });

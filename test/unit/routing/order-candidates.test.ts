@@ -1,9 +1,9 @@
 // The order in which a request tries its upstreams: fallback order, weighted order, cool-downs skipped
-// (or, when every upstream cools down, all tried soonest-recovering first), providers without credentials left out.
+// (or, when every upstream cools down, all tried soonest-recovering first). Providers without credentials
+// are no candidates at all: test/unit/routing/access.test.ts.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModelConfig } from '../../../src/config/types.js';
-import { GatewayError } from '../../../src/errors.js';
 import { adapterFor } from '../../../src/providers/registry.js';
 import { orderCandidates } from '../../../src/routing/order-candidates.js';
 import type { Candidate, Route } from '../../../src/routing/resolve-route.js';
@@ -70,14 +70,6 @@ describe('orderCandidates', () => {
     health.recordFailure(a.target, fail);
     assert.deepEqual(ids(orderCandidates(route('fallback', [sibling]), health)), ['a']);
     assert.equal(orderCandidates(route('fallback', [sibling]), health).panic, false);
-  });
-
-  test('leaves out providers whose kind needs an api key and has none, and names them when none is left', () => {
-    assert.deepEqual(ids(orderCandidates(route('fallback', [candidate('nokey', 1, ''), candidate('b')]), new UpstreamHealth())), ['b']);
-    assert.throws(
-      () => orderCandidates(route('fallback', [candidate('nokey', 1, '')]), new UpstreamHealth()),
-      (error: unknown) => error instanceof GatewayError && error.code === 'upstream_error' && /'nokey'/.test(error.message),
-    );
   });
 
   test('draws a weighted order in proportion to the weights for routing: weighted', () => {

@@ -35,6 +35,11 @@ function row(requestId: string, keyId: string, time: number, overrides: Partial<
     cost: 4_500,
     usageSource: 'upstream',
     attempts: [],
+    endpoint: 'chat',
+    errorCode: null,
+    errorMessage: null,
+    durationMs: 250,
+    firstTokenMs: 40,
     ...overrides,
   };
 }

@@ -48,6 +48,11 @@ for (const dialect of await storeDialects()) {
         cost,
         usageSource: 'upstream',
         attempts: [{ provider: 'openai-main', status: 200, durationMs: 321 }],
+        endpoint: 'chat',
+    errorCode: null,
+    errorMessage: null,
+    durationMs: 250,
+    firstTokenMs: 40,
         ...overrides,
       };
     }

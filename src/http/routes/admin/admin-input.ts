@@ -47,6 +47,8 @@ export const usageFilterQuery = {
   model: z.string().optional(),
   provider: z.string().optional(),
   status: z.string().optional(),
+  endpoint: z.string().optional(),
+  request_id: z.string().optional(),
   since: z.string().optional(),
   until: z.string().optional(),
 };

@@ -25,7 +25,15 @@ export const USAGE_CSV_COLUMNS = [
   'cost',
   'usage_source',
   'attempts',
+  'endpoint',
+  'error_code',
+  'error_message',
+  'duration_ms',
+  'first_token_ms',
 ] as const;
+
+/** An absent value is an empty field. */
+const field = (value: string | number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
 
 /** One CSV record: cost as an exact decimal USD string, attempts as their JSON array. */
 function csvRecord(row: UsageRecord): string[] {
@@ -33,9 +41,9 @@ function csvRecord(row: UsageRecord): string[] {
     row.requestId,
     new Date(row.time).toISOString(),
     row.keyId,
-    row.model,
-    row.provider,
-    row.upstreamModel,
+    field(row.model),
+    field(row.provider),
+    field(row.upstreamModel),
     String(row.status),
     String(row.inputTokens),
     String(row.cachedInputTokens),
@@ -45,6 +53,11 @@ function csvRecord(row: UsageRecord): string[] {
     formatUsd(row.cost),
     row.usageSource,
     JSON.stringify(row.attempts.map((a) => ({ provider: a.provider, status: a.status, duration_ms: a.durationMs }))),
+    field(row.endpoint),
+    field(row.errorCode),
+    field(row.errorMessage),
+    field(row.durationMs),
+    field(row.firstTokenMs),
   ];
 }
 

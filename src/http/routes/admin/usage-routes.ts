@@ -1,8 +1,8 @@
-// /admin/v1/usage, /usage.csv, /usage/summary and /providers: thin handlers over operations/.
+// /admin/v1/usage, /usage.csv, /usage/summary, /usage/unauthenticated and /providers: thin handlers over operations/.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { providerHealth } from '../../../operations/provider-health.js';
-import { listUsage, summarizeUsage } from '../../../operations/usage.js';
+import { listUsage, summarizeUsage, unauthenticatedRequests } from '../../../operations/usage.js';
 import { listQuery, readInput, usageFilterQuery } from './admin-input.js';
 import type { AdminDeps } from './admin-deps.js';
 import { sendUsageCsv } from './usage-csv.js';
@@ -10,6 +10,7 @@ import { sendUsageCsv } from './usage-csv.js';
 const usageQuery = z.strictObject({ ...listQuery, ...usageFilterQuery });
 const csvQuery = z.strictObject(usageFilterQuery);
 const summaryQuery = z.strictObject({ ...usageFilterQuery, group_by: z.string().optional() });
+const unauthenticatedQuery = z.strictObject({ since: z.string().optional(), until: z.string().optional(), group_by: z.string().optional() });
 const noQuery = z.strictObject({});
 
 export function registerUsageRoutes(app: FastifyInstance, deps: AdminDeps): void {
@@ -25,6 +26,10 @@ export function registerUsageRoutes(app: FastifyInstance, deps: AdminDeps): void
 
   app.get('/usage/summary', async function adminUsageSummary(request) {
     return summarizeUsage(store, readInput(summaryQuery, request.query));
+  });
+
+  app.get('/usage/unauthenticated', async function adminUnauthenticated(request) {
+    return unauthenticatedRequests(store, readInput(unauthenticatedQuery, request.query));
   });
 
   app.get('/providers', async function adminProviders(request) {
