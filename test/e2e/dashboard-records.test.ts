@@ -130,10 +130,14 @@ describe('dashboard: every request on record', { skip }, () => {
   test('a usage row opens the request’s own page: outcome, error, timings, tokens and each attempt', async () => {
     const { watched, page } = await signIn('records-detail');
     await page.click('[data-nav=usage]');
+    // Each kind of outcome, with the fields that make it worth a page of its own (none of them "—").
     const expectations: Array<[string, (row: Json) => void]> = [
-      [ids.upstreamFailed, (row) => assert.ok(row.attempts.length >= 1 && row.error_code && row.duration_ms !== null, 'a failed call has attempts, an error code and a latency')],
-      [ids.ok[0]!, (row) => assert.ok(row.cost > 0 && row.first_token_ms !== undefined)],
-      [ids.noCredit, (row) => assert.ok(row.attempts.length === 0 && row.provider === null, 'refused before an upstream was chosen')],
+      [
+        ids.upstreamFailed,
+        (row) => assert.ok(row.endpoint === 'chat' && row.error_code && row.error_message && row.duration_ms !== null && row.attempts.length >= 1, 'a failed call: its error, latency and attempts'),
+      ],
+      [ids.ok[0]!, (row) => assert.ok(row.cost > 0 && row.duration_ms !== null && row.attempts.length === 1, 'a call that worked: its cost, latency and one attempt')],
+      [ids.noCredit, (row) => assert.ok(row.status === 402 && row.error_code && row.attempts.length === 0 && row.provider === null, 'refused before an upstream was chosen')],
     ];
     for (const [id, check] of expectations) {
       const row = await apiRow(id);
@@ -207,7 +211,8 @@ describe('dashboard: every request on record', { skip }, () => {
     assert.match((await page.locator('table.ledger tbody tr').first().textContent())!, /Top-up\+\$0\.01.*top-up/);
     await page.locator('.pager button', { hasText: 'Next' }).first().click();
     const second: Json = await admin(`/keys/${key.id}/ledger?limit=20&after=${encodeURIComponent(newest.next_cursor)}`);
-    await page.waitForFunction(`document.querySelectorAll('table.ledger tbody tr').length === ${second.data.length}`);
+    const entries = page.locator('table.ledger tbody tr');
+    assert.ok(await waitFor(async () => (await entries.count()) === second.data.length, 5000), 'the second page replaces the first');
     assert.deepEqual(await entryIds(), second.data.map((e: Json) => String(e.id)));
 
     // Its recent requests, each opening its own page.
