@@ -3,7 +3,7 @@
 // flight. Its data: the usage summaries for the range (by time, model and key), the key list and the
 // count of refused requests, fetched in parallel.
 import { useMemo, useState } from 'preact/hooks';
-import { ApiError, getAll, getJson, withQuery } from '../api.js';
+import { getAll, getJson, withQuery } from '../api.js';
 import { errorRateText, percentText, requestsChartText, spendText, tokensText } from '../chart-text.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { TimeChart } from '../components/time-chart.js';
@@ -18,8 +18,8 @@ interface OverviewData {
   byModel: SummaryRow[];
   byKey: SummaryRow[];
   keys: KeyObject[];
-  /** Requests refused for a missing or unknown key in the range; null where the gateway does not count them. */
-  refusedBadKey: number | null;
+  /** Requests refused for a missing or unknown key in the range. */
+  refusedBadKey: number;
   loadedAt: number;
   /** The range the data are for (the select may already name the next one while it loads). */
   period: Period;
@@ -43,16 +43,11 @@ async function loadOverview(token: string, period: Period): Promise<OverviewData
 
 /**
  * Requests without a valid key are no usage rows (a flood of bad keys must not grow the database); the
- * gateway counts them per bucket instead. A gateway without that count (404) leaves the figure out.
+ * gateway counts them per minute instead, summed here over the range.
  */
-async function countRefusedBadKey(token: string, period: Period, since: string): Promise<number | null> {
-  try {
-    const buckets = await getJson<{ data: UnauthenticatedBucket[] }>(withQuery('/admin/v1/usage/unauthenticated', { since, group_by: period }), { token });
-    return buckets.data.reduce((n, b) => n + b.requests, 0);
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return null;
-    throw e;
-  }
+async function countRefusedBadKey(token: string, period: Period, since: string): Promise<number> {
+  const buckets = await getJson<{ data: UnauthenticatedBucket[] }>(withQuery('/admin/v1/usage/unauthenticated', { since, group_by: period }), { token });
+  return buckets.data.reduce((n, b) => n + b.requests, 0);
 }
 
 export function OverviewPage({ token }: { token: string }) {
@@ -104,7 +99,7 @@ export function OverviewPage({ token }: { token: string }) {
         <CountFigure label="Requests" value={sum.requests} id="requests" />
         <CountFigure label="Tokens" value={sum.tokens} id="tokens" />
         <CountFigure label="Error rate" value={sum.requests ? Number(((100 * sum.errors) / sum.requests).toFixed(1)) : null} id="error-rate" suffix="%" />
-        {data.refusedBadKey !== null && <CountFigure label="Refused: no valid key" value={data.refusedBadKey} id="unauthenticated" />}
+        <CountFigure label="Refused: no valid key" value={data.refusedBadKey} id="unauthenticated" />
         <Figure label="Held in flight" usd={heldNano / 1e9} id="held" />
       </div>
       <div class="charts">
