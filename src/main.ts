@@ -5,6 +5,7 @@ import { HoldSweeper } from './billing/hold-sweeper.js';
 import { Ledger } from './billing/ledger.js';
 import type { Config, ProviderConfig } from './config/types.js';
 import { logConfigWarnings } from './config/usable-upstreams.js';
+import { CLIENT_APIS } from './api/index.js';
 import { buildServer } from './http/server.js';
 import type { Logger } from './log.js';
 import { openDatabase } from './open-database.js';
@@ -87,7 +88,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     metrics,
     probe: store.probe,
     outcomes,
-  });
+  }, CLIENT_APIS);
   // The tokenizer's vocabulary (5 MB, tens of ms to read) now, not in the first request's time.
   loadTokenizer();
   // Startup's allocations are done: its garbage goes now, not in a request's time, and from here on

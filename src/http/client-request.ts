@@ -2,9 +2,10 @@
 // disconnects before its response is complete.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientRequest } from '../pipeline/deps.js';
+import type { UsageEndpoint } from '../storage/types.js';
 import { ClientGoneReason } from '../upstream/transport.js';
 
-export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): ClientRequest {
+export function clientRequestOf(request: FastifyRequest, reply: FastifyReply, endpoint: UsageEndpoint): ClientRequest {
   const controller = new AbortController();
   const raw = reply.raw;
   raw.once('close', () => {
@@ -17,6 +18,7 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply): C
     setHeader: (name, value) => void reply.header(name, value),
     dryRun: request.headers['x-tollgate-dry-run'] === '1',
     clamp: request.headers['x-tollgate-max-tokens'] === 'clamp' || request.apiKey!.clampMaxTokens,
-    trace: request.trace,
+    endpoint,
+    startedAt: request.receivedAt,
   };
 }

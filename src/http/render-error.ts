@@ -1,8 +1,11 @@
 // The one place errors become HTTP responses: the convention's envelope, never a stack trace.
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { GatewayError, isGatewayError } from '../errors.js';
+import type { ServerDeps } from './deps.js';
+import { addRateLimitHeaders } from './rate-limit-headers.js';
+import { drainRefusedBody } from './refused-body.js';
 
 /** Fastify's own errors (body parsing, limits) → the registry. */
 function fromFastifyError(error: FastifyError): GatewayError | undefined {
@@ -37,9 +40,26 @@ export function toResponseError(error: unknown, log: Logger, requestId: string):
   return new GatewayError('internal_error');
 }
 
-export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+/** The answer to an error: its status and headers, and `body` (the error in the API's envelope). */
+export function sendError(reply: FastifyReply, error: GatewayError, body: unknown): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  return reply.code(error.status).type('application/json').send(JSON.stringify(error.toBody()));
+  return reply.code(error.status).type('application/json').send(JSON.stringify(body));
+}
+
+/**
+ * A Fastify error handler answering in `envelope` (each client API has its own; the rest answer in the
+ * OpenAI one): the key's x-ratelimit-* headers, the error mapped to the registry, remembered for the
+ * request's outcome, and — for a body refused as too large — the rest of the body read first, so that the
+ * client, still sending, reads the answer.
+ */
+export function errorRenderer(deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>, envelope: (error: GatewayError) => unknown) {
+  return async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
+    const rendered = toResponseError(error, deps.log, request.id);
+    request.answeredError = rendered;
+    if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
+    return sendError(reply, rendered, envelope(rendered));
+  };
 }
 
 /**

@@ -1,113 +1,162 @@
-// Every request's end, in one place: a RequestTrace is attached when it arrives, and when it has ended
-// (the response closed, and the bill too if one was opened) it is reported once — to the metrics (client
-// API requests) and as one access-log line. The line carries ids, status, timing, tokens and money;
-// the body only with `log.bodies: true`; never a header, so never a key.
+// Every request's end, in one place: when its response has closed — and, for a model call, its flow has
+// settled (a client that leaves mid-stream closes the response before its money settles) — one frozen
+// RequestOutcome is built and reported once: to the metrics (client API requests), as the usage row of
+// a model call that moved no money (a refusal, a quote, a replay), as the per-minute count of a request
+// without a valid key, and as one access-log line. The line carries ids, status, timing, tokens and
+// money; the body only with `log.bodies: true`; never a header, so never a key.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config/types.js';
+import type { GatewayError } from '../errors.js';
+import type { LimitName } from '../limits/rate-limiter.js';
 import type { Logger } from '../log.js';
-import type { UsageEndpoint } from '../storage/types.js';
-import type { Endpoint, GatewayMetrics } from '../telemetry/metrics.js';
+import type { FlowReport, FlowResult } from '../pipeline/flow.js';
+import type { UsageEndpoint, UsageRecord } from '../storage/types.js';
+import type { GatewayMetrics } from '../telemetry/metrics.js';
 import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
-import { outcomeRecord } from '../telemetry/request-outcome.js';
-import { RequestTrace } from '../telemetry/request-trace.js';
+import { outcomeRecord, type Endpoint, type RequestOutcome } from '../telemetry/request-outcome.js';
+import type { ClientApiRoutes } from './deps.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    trace: RequestTrace;
+    /** performance.now() when it arrived. */
+    receivedAt: number;
+    /** A model call's flow, once its handler started it: the end waits for it to settle. */
+    flow: Promise<FlowResult> | undefined;
+    /** The error it was answered with (rendered by an error handler). */
+    answeredError: GatewayError | undefined;
   }
 }
 
-/** The client API's routes, as endpoint labels (any other /v1 path: 'other'). */
-const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map([
-  ['/v1/chat/completions', 'chat_completions'],
-  ['/v1/embeddings', 'embeddings'],
+/** The routes of the key holder's own state, as metrics labels; a client API's come with it. */
+const STATE_ROUTES: ReadonlyArray<readonly [string, Endpoint]> = [
   ['/v1/models', 'models'],
   ['/v1/models/*', 'models'],
   ['/v1/key', 'key'],
   ['/v1/key/usage', 'key'],
   ['/v1/key/usage/summary', 'key'],
-]);
-
-/** The model calls, by route: each request to one with a valid key leaves a usage row, billed or not. */
-const MODEL_CALLS: ReadonlyMap<string, UsageEndpoint> = new Map([
-  ['/v1/chat/completions', 'chat'],
-  ['/v1/embeddings', 'embeddings'],
-]);
+];
 
 /** A path too long to be a route is cut in the log line. */
 const MAX_LOGGED_PATH = 200;
 /** A user agent is a client's to write: cut so that one cannot fill the log (browsers' are ~150 characters). */
 const MAX_LOGGED_USER_AGENT = 256;
 
-export function registerRequestEnd(app: FastifyInstance, config: Config, metrics: GatewayMetrics, log: Logger, outcomes: OutcomeRecorder): void {
-  app.decorateRequest('trace', null as unknown as RequestTrace);
-  app.addHook('onRequest', function traceRequest(request, reply, done) {
+export function registerRequestEnd(
+  app: FastifyInstance,
+  config: Config,
+  metrics: GatewayMetrics,
+  log: Logger,
+  outcomes: OutcomeRecorder,
+  apis: readonly ClientApiRoutes[],
+): void {
+  const labels = new Map<string, Endpoint>(STATE_ROUTES);
+  const modelCalls = new Map<string, UsageEndpoint>();
+  for (const api of apis) {
+    labels.set(`/v1${api.path}`, api.metricsLabel);
+    modelCalls.set(`/v1${api.path}`, api.endpoint);
+  }
+  app.decorateRequest('receivedAt', 0);
+  app.decorateRequest('flow', undefined);
+  app.decorateRequest('answeredError', undefined);
+  app.addHook('onRequest', function watchRequestEnd(request, reply, done) {
+    request.receivedAt = performance.now();
     // Read now: the socket (and so its address) may be gone by the time the request ends.
     const clientIp = request.ip;
-    const trace = new RequestTrace(() => requestEnded(request, trace, clientIp));
-    request.trace = trace;
-    if (request.method === 'POST') trace.endpoint = MODEL_CALLS.get(request.routeOptions.url ?? '');
     const raw = reply.raw;
     // 'close', not Fastify's onResponse: a stream's reply is hijacked, and a client may leave mid-way.
-    raw.once('close', () => trace.responseClosed(raw.statusCode, raw.writableFinished));
+    raw.once('close', () => {
+      const wire = { status: raw.statusCode, completed: raw.writableFinished, clientIp };
+      const flow = request.flow;
+      if (!flow) return requestEnded(request, wire, undefined);
+      flow.then(
+        (result) => requestEnded(request, wire, result.report),
+        () => requestEnded(request, wire, undefined),
+      );
+    });
     done();
   });
 
-  function requestEnded(request: FastifyRequest, trace: RequestTrace, clientIp: string | undefined): void {
-    const path = request.url.split('?', 1)[0]!;
-    const clientApi = path.startsWith('/v1/');
-    const body = request.body as { model?: unknown } | undefined;
-    const requestedModel = body !== null && typeof body === 'object' ? body.model : undefined;
+  function requestEnded(request: FastifyRequest, wire: { status: number; completed: boolean; clientIp: string | undefined }, report: FlowReport | undefined): void {
+    const outcome = outcomeOf(request, wire, report);
     // CORS preflights are the browser's, not requests of the client API.
-    if (clientApi && request.method !== 'OPTIONS') metrics.requestEnded(ENDPOINTS.get(request.routeOptions.url ?? '') ?? 'other', requestedModel, trace);
-    recordOutcome(request, trace, requestedModel);
-    const status = trace.clientStatus();
-    // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests (a
-    // /ready polled during an outage would repeat it; the outage's own warn line says it once). A
-    // request the gateway failed (5xx) is a warning; one the client got wrong (4xx) is not.
-    const level = clientApi || path.startsWith('/admin/') ? (status >= 500 ? 'warn' : 'info') : 'debug';
-    if (!log.isLevelEnabled(level)) return;
-    const billed = trace.billed;
-    const line: Record<string, unknown> = {
+    if (outcome.metricsLabel !== undefined && request.method !== 'OPTIONS') metrics.requestEnded(outcome);
+    recordOutcome(outcome);
+    logLine(request, outcome, report);
+  }
+
+  function outcomeOf(request: FastifyRequest, wire: { status: number; completed: boolean; clientIp: string | undefined }, report: FlowReport | undefined): RequestOutcome {
+    const path = request.url.split('?', 1)[0]!;
+    const route = request.routeOptions.url;
+    const body = request.body as { model?: unknown } | undefined;
+    const billed: UsageRecord | undefined = report?.billed;
+    const error = request.answeredError;
+    const limit = error?.code === 'rate_limited' ? (error.metadata?.limit as LimitName | undefined) : undefined;
+    return Object.freeze({
       requestId: request.id,
       method: request.method,
-      path: request.routeOptions.url ?? path.slice(0, MAX_LOGGED_PATH),
-      status,
-      ms: Math.round(performance.now() - trace.startedAt),
-      clientIp,
+      path: route ?? path.slice(0, MAX_LOGGED_PATH),
+      metricsLabel: path.startsWith('/v1/') ? (labels.get(route ?? '') ?? 'other') : undefined,
+      endpoint: request.method === 'POST' ? modelCalls.get(route ?? '') : undefined,
+      keyId: request.apiKey?.id,
+      requestedModel: body !== null && typeof body === 'object' ? body.model : undefined,
+      // A client that left before its answer was complete got nothing; a billed row's status says more than
+      // the wire's (a stream that failed midway went out as a 200).
+      status: !wire.completed ? 499 : billed ? billed.status : wire.status,
+      startedAt: request.receivedAt,
+      durationMs: performance.now() - request.receivedAt,
+      firstTokenAt: report?.firstTokenAt,
+      billed,
+      error: error ? { code: error.code, message: error.message } : undefined,
+      rateLimited: limit,
+      clientIp: wire.clientIp,
       userAgent: request.headers['user-agent']?.slice(0, MAX_LOGGED_USER_AGENT),
-    };
-    if (request.apiKey) line.keyId = request.apiKey.id;
-    if (trace.errorCode) line.error = trace.errorCode;
-    if (trace.rateLimited) line.limit = trace.rateLimited;
-    if (billed) {
-      addBilledFields(line, billed);
-    } else if (typeof requestedModel === 'string' && config.models.has(requestedModel)) {
-      line.model = requestedModel;
-    }
-    if (trace.firstTokenAt !== undefined) line.firstTokenMs = Math.round(trace.firstTokenAt - trace.startedAt);
-    if (config.log.bodies) {
-      if (body !== undefined) line.body = body;
-      if (trace.answer !== undefined) line.answer = trace.answer;
-    }
-    log[level](line, 'request');
+    });
   }
 
   /**
-   * A model call that moved no money still leaves its usage row (a settled one wrote its own with the
+   * A model call that moved no money still leaves its usage row (a billed one wrote its own with the
    * ledger); a request without a valid key is only counted, per minute — it names no key to file it under.
    */
-  function recordOutcome(request: FastifyRequest, trace: RequestTrace, requestedModel: unknown): void {
-    if (trace.endpoint !== undefined && request.apiKey && !trace.billed) {
-      outcomes.record(outcomeRecord(trace, request.id, request.apiKey.id, requestedModel, trace.clientStatus()));
-    } else if (trace.errorCode === 'invalid_api_key') {
+  function recordOutcome(outcome: RequestOutcome): void {
+    if (outcome.endpoint !== undefined && outcome.keyId !== undefined && !outcome.billed) {
+      outcomes.record(outcomeRecord(outcome, outcome.requestId, outcome.keyId, outcome.requestedModel, outcome.status, outcome.error));
+    } else if (outcome.error?.code === 'invalid_api_key') {
       outcomes.countUnauthenticated();
     }
+  }
+
+  function logLine(request: FastifyRequest, outcome: RequestOutcome, report: FlowReport | undefined): void {
+    // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests (a
+    // /ready polled during an outage would repeat it; the outage's own warn line says it once). A
+    // request the gateway failed (5xx) is a warning; one the client got wrong (4xx) is not.
+    const logged = outcome.metricsLabel !== undefined || outcome.path.startsWith('/admin/');
+    const level = logged ? (outcome.status >= 500 ? 'warn' : 'info') : 'debug';
+    if (!log.isLevelEnabled(level)) return;
+    const line: Record<string, unknown> = {
+      requestId: outcome.requestId,
+      method: outcome.method,
+      path: outcome.path,
+      status: outcome.status,
+      ms: Math.round(outcome.durationMs),
+      clientIp: outcome.clientIp,
+      userAgent: outcome.userAgent,
+    };
+    if (outcome.keyId) line.keyId = outcome.keyId;
+    if (outcome.error) line.error = outcome.error.code;
+    if (outcome.rateLimited) line.limit = outcome.rateLimited;
+    if (outcome.billed) addBilledFields(line, outcome.billed);
+    else if (typeof outcome.requestedModel === 'string' && config.models.has(outcome.requestedModel)) line.model = outcome.requestedModel;
+    if (outcome.firstTokenAt !== undefined) line.firstTokenMs = Math.round(outcome.firstTokenAt - outcome.startedAt);
+    if (config.log.bodies) {
+      if (request.body !== undefined) line.body = request.body;
+      if (report?.answer !== undefined) line.answer = report.answer;
+    }
+    log[level](line, 'request');
   }
 }
 
 /** The billing fields of a request's access line (also used by bench/telemetry-micro.mjs, so it measures this). */
-export function addBilledFields(line: Record<string, unknown>, billed: NonNullable<RequestTrace['billed']>): void {
+export function addBilledFields(line: Record<string, unknown>, billed: UsageRecord): void {
   line.model = billed.model;
   line.provider = billed.provider;
   line.upstreamModel = billed.upstreamModel;

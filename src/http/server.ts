@@ -2,24 +2,17 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TrustProxy } from '../config/trust-proxy.js';
 import { GatewayError } from '../errors.js';
-import type { PipelineDeps } from '../pipeline/deps.js';
-import type { InFlightRequests } from '../pipeline/in-flight.js';
 import { newRequestId } from '../request-id.js';
-import type { UpstreamHealth } from '../routing/upstream-health.js';
-import type { IdempotencyStore, KeyRecord, KeyStore, Store, StoreProbe } from '../storage/types.js';
-import type { GatewayMetrics } from '../telemetry/metrics.js';
-import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
+import type { KeyRecord } from '../storage/types.js';
 import { authenticate, HOLDING_REQUEST_KEY_MAX_AGE_MS } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { registerCors } from './cors.js';
 import { registerDashboard } from './dashboard.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from './json-body.js';
+import type { ClientApiRoutes, ServerDeps } from './deps.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
-import { sendError, toResponseError } from './render-error.js';
-import { drainRefusedBody } from './refused-body.js';
+import { errorRenderer, sendError } from './render-error.js';
 import { registerRequestEnd } from './request-end.js';
-import { registerChatRoute } from './routes/chat.js';
-import { registerEmbeddingsRoute } from './routes/embeddings.js';
 import { registerAdminApi } from './routes/admin/index.js';
 import { registerKeyRoute } from './routes/key.js';
 import { registerKeyUsageRoutes } from './routes/key-usage.js';
@@ -32,23 +25,6 @@ declare module 'fastify' {
   }
 }
 
-export interface ServerDeps extends PipelineDeps {
-  readonly keys: KeyStore;
-  /** Idempotency-Key records (chat and embeddings). */
-  readonly idempotency: IdempotencyStore;
-  /** The whole store: the admin API and the key holder's usage read it. */
-  readonly store: Store;
-  readonly health: UpstreamHealth;
-  /** Chat and embedding requests still being served (shutdown waits for them to settle). */
-  readonly inFlight: InFlightRequests;
-  /** True once shutdown began: new requests get 503. */
-  readonly isClosing: () => boolean;
-  readonly metrics: GatewayMetrics;
-  /** The database probes behind /ready. */
-  readonly probe: StoreProbe;
-  /** Writes the usage rows of requests that moved no money, and counts those without a valid key. */
-  readonly outcomes: OutcomeRecorder;
-}
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -68,7 +44,8 @@ function trustProxyOption(trust: TrustProxy): boolean | string[] | ((address: st
   return typeof trust === 'boolean' ? trust : [...trust];
 }
 
-export function buildServer(deps: ServerDeps): FastifyInstance {
+/** `apis`: the client APIs to serve under /v1 (main.ts hands them over; the server names none). */
+export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]): FastifyInstance {
   const { server } = deps.config;
   const app = Fastify({
     logger: false,
@@ -93,25 +70,19 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
-  registerRequestEnd(app, deps.config, deps.metrics, deps.log, deps.outcomes);
+  registerRequestEnd(app, deps.config, deps.metrics, deps.log, deps.outcomes, apis);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {
     reply.header('x-request-id', request.id);
     if (deps.isClosing()) done(new GatewayError('shutting_down', { headers: { 'retry-after': '5' } }));
     else done();
   });
-  app.setErrorHandler(async function renderError(error, request, reply) {
-    await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
-    const rendered = toResponseError(error, deps.log, request.id);
-    request.trace.errorCode = rendered.code;
-    request.trace.errorMessage = rendered.message;
-    // The client is still sending the body it was refused for: let it finish, so it reads the answer.
-    if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
-    return sendError(reply, rendered);
-  });
+  // The OpenAI envelope (product.md §6) for every route but a client API's, which brings its own.
+  app.setErrorHandler(errorRenderer(deps, (error) => error.toBody()));
   app.setNotFoundHandler(function notFound(request, reply) {
-    request.trace.errorCode = 'not_found';
-    return sendError(reply, new GatewayError('not_found', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }));
+    const error = new GatewayError('not_found', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` });
+    request.answeredError = error;
+    return sendError(reply, error, error.toBody());
   });
 
   app.get('/health', async function health(_request, reply) {
@@ -140,8 +111,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
           throw new GatewayError('unsupported_media_type');
         }
       });
-      registerChatRoute(api, deps);
-      registerEmbeddingsRoute(api, deps);
+      for (const clientApi of apis) clientApi.register(api, deps);
       registerModelRoutes(api, deps.config);
       registerKeyRoute(api, deps.config);
       registerKeyUsageRoutes(api, deps.store);

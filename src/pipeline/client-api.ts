@@ -8,7 +8,7 @@ import type { JsonObject } from '../json-object.js';
 import type { FramedEvent, ReportedUsage, UpstreamRequest } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
 import type { UsageEndpoint } from '../storage/types.js';
-import type { Endpoint } from '../telemetry/metrics.js';
+import type { Endpoint } from '../telemetry/request-outcome.js';
 import type { Charge } from './admission/reservation.js';
 
 /** The output a request may produce, for its hold: per choice, and how many choices. */

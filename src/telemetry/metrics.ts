@@ -8,15 +8,14 @@ import type { Config, ProviderConfig } from '../config/types.js';
 import type { LimitName } from '../limits/rate-limiter.js';
 import { joinClusterMetrics } from './cluster-metrics.js';
 import { withTimeout } from './readiness.js';
-import type { RequestTrace } from './request-trace.js';
+import type { Endpoint, RequestOutcome } from './request-outcome.js';
 
 /** The label of a model the config does not know (or a request without one). */
 export const UNKNOWN_MODEL = 'unknown';
 /** The provider label of a request that no upstream was chosen for (refused, invalid). */
 export const NO_PROVIDER = 'none';
 
-/** The client API endpoints, as labels. */
-export type Endpoint = 'chat_completions' | 'embeddings' | 'models' | 'key' | 'other';
+export type { Endpoint };
 
 const TOKEN_KINDS = ['input', 'cached_input', 'cache_write', 'output', 'reasoning'] as const;
 const ATTEMPT_OUTCOMES = ['ok', 'rate_limited', 'timeout', 'rejected', 'error', 'client_gone'] as const;
@@ -150,22 +149,22 @@ export class GatewayMetrics {
     this.gatherCluster = options.clustered ? joinClusterMetrics(this.registry) : undefined;
   }
 
-  /** The one call per client request, when it has ended (response closed and bill closed). */
-  requestEnded(endpoint: Endpoint, requestedModel: unknown, trace: RequestTrace): void {
-    const now = performance.now();
+  /** The one call per client API request, once it has ended (its response closed, its money settled). */
+  requestEnded(outcome: RequestOutcome): void {
+    const endpoint = outcome.metricsLabel ?? 'other';
+    const { requestedModel, billed } = outcome;
     const known = typeof requestedModel === 'string' ? this.models.get(requestedModel) : undefined;
     const series = known ?? this.unknownModel;
-    const billed = trace.billed;
     this.requests.inc({
       endpoint,
       model: known ? (requestedModel as string) : UNKNOWN_MODEL,
-      provider: trace.provider ?? NO_PROVIDER,
-      status: String(trace.clientStatus()),
+      provider: billed?.provider ?? NO_PROVIDER,
+      status: String(outcome.status),
     });
-    if (endpoint === 'chat_completions' || endpoint === 'embeddings') series.duration.observe((now - trace.startedAt) / 1000);
-    if (trace.firstTokenAt !== undefined) series.firstToken.observe((trace.firstTokenAt - trace.startedAt) / 1000);
-    if (trace.rateLimited) this.rateLimitedByLimit.get(trace.rateLimited)?.inc();
-    if (trace.errorCode === 'invalid_api_key') this.unauthenticated.inc();
+    if (outcome.endpoint !== undefined) series.duration.observe(outcome.durationMs / 1000);
+    if (outcome.firstTokenAt !== undefined) series.firstToken.observe((outcome.firstTokenAt - outcome.startedAt) / 1000);
+    if (outcome.rateLimited) this.rateLimitedByLimit.get(outcome.rateLimited)?.inc();
+    if (outcome.error?.code === 'invalid_api_key') this.unauthenticated.inc();
     if (!billed) return;
     const cached = Math.min(billed.cachedInputTokens, billed.inputTokens);
     // Cache writes are part of the prompt, priced apart (product.md §13): counted as their own kind.

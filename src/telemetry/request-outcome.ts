@@ -1,5 +1,6 @@
 // The outcome fields of a usage row (client API, error, latency, time to first token), read from a
 // request's trace — the same for a row written with a settlement and for one written without money.
+import type { LimitName } from '../limits/rate-limiter.js';
 import type { UsageEndpoint, UsageRecord } from '../storage/types.js';
 
 /** The error code of a row whose client went away before its answer was complete (it got no error). */
@@ -11,6 +12,9 @@ const MAX_ERROR_MESSAGE = 1_000;
 const MAX_REQUESTED_MODEL = 200;
 
 type OutcomeFields = Pick<UsageRecord, 'endpoint' | 'errorCode' | 'errorMessage' | 'durationMs' | 'firstTokenMs'>;
+
+/** The client API endpoints, as metrics labels (any other /v1 path: 'other'). */
+export type Endpoint = 'chat_completions' | 'embeddings' | 'models' | 'key' | 'other';
 
 /** A request's client API and arrival (performance.now()). */
 export interface RequestTiming {
@@ -58,4 +62,34 @@ export function outcomeRecord(timing: RequestTiming, requestId: string, keyId: s
     attempts: [],
     ...outcomeFields(timing, status, failure, undefined),
   };
+}
+
+/**
+ * One request, once it has ended: built once, frozen, and read by the metrics, the access log and the
+ * usage row of a request that moved no money. `status` is what the client got: 499 when it left before
+ * its answer was complete, else the billed row's status when one was written (a stream that failed
+ * midway went out as a 200), else the response's.
+ */
+export interface RequestOutcome {
+  readonly requestId: string;
+  readonly method: string;
+  /** The matched route, else the path (cut). */
+  readonly path: string;
+  /** The client API's metrics label, for a /v1 request; undefined elsewhere. */
+  readonly metricsLabel: Endpoint | undefined;
+  /** The usage row's endpoint, for a model call; undefined for every other route. */
+  readonly endpoint: UsageEndpoint | undefined;
+  readonly keyId: string | undefined;
+  /** The `model` of the body, as sent (anything, or undefined). */
+  readonly requestedModel: unknown;
+  readonly status: number;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly firstTokenAt: number | undefined;
+  readonly billed: UsageRecord | undefined;
+  readonly error: RowError | undefined;
+  /** The limit that refused it (429 rate_limited). */
+  readonly rateLimited: LimitName | undefined;
+  readonly clientIp: string | undefined;
+  readonly userAgent: string | undefined;
 }

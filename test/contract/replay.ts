@@ -4,7 +4,7 @@
 // OutputMeter.observeChunk per emitted chunk, and each chunk serialised with the client-facing encoder.
 // No network, no timers.
 import { readFileSync } from 'node:fs';
-import { OutputMeter } from '../../src/pipeline/output-meter.js';
+import { OutputMeter } from '../../src/api/openai-chat/output-meter.js';
 import { OpenAIChatStreamTranslator } from '../../src/providers/openai/stream.js';
 import type { ChatStreamTranslator, JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
 import { SseDecoder } from '../../src/providers/framing/sse.js';

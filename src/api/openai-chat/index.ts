@@ -1,5 +1,5 @@
 // POST /v1/chat/completions: the OpenAI chat completions API on the one request flow.
-import { GatewayError } from '../../errors.js';
+import type { GatewayError } from '../../errors.js';
 import type { ClientApi } from '../../pipeline/client-api.js';
 import type { ChatRequestBody } from '../../providers/types.js';
 import { openaiUsage } from '../openai-usage.js';

@@ -1,5 +1,5 @@
-// The streaming chat pipeline with a scripted upstream (no network): what the client receives at the
-// end of a stream, and what the ledger charged, for each way an upstream stream can end.
+// A streamed answer through the one flow (chat completions, a scripted upstream, no network): what the
+// client receives at the end of a stream, and what the ledger charged, for each way an upstream stream can end.
 import { DrainSlots } from '../../../src/pipeline/drain-slots.js';
 import { UpstreamHealth } from '../../../src/routing/upstream-health.js';
 import { test, describe, beforeEach, afterEach } from 'node:test';
@@ -8,11 +8,12 @@ import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { Ledger } from '../../../src/billing/ledger.js';
 import { priceUsage, sizeChatHold } from '../../../src/billing/pricing.js';
-import { countChatInput } from '../../../src/billing/token-count.js';
+import { countChatInput } from '../../../src/api/openai-chat/count-input.js';
+import { openaiChat } from '../../../src/api/openai-chat/index.js';
+import { OutputMeter } from '../../../src/api/openai-chat/output-meter.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { runChat, type ChatOutcome } from '../../../src/pipeline/chat.js';
-import { OutputMeter } from '../../../src/pipeline/output-meter.js';
-import { RequestTrace } from '../../../src/telemetry/request-trace.js';
+import type { FlowResult } from '../../../src/pipeline/flow.js';
+import { runRequest } from '../../../src/pipeline/run.js';
 import type { ClientRequest, PipelineDeps, SseSink } from '../../../src/pipeline/deps.js';
 import type { ChatRequestBody, UpstreamRequest } from '../../../src/providers/types.js';
 import { SseDecoder } from '../../../src/providers/framing/sse.js';
@@ -91,13 +92,14 @@ afterEach(async () => {
 /** Runs one streamed chat request against an upstream that answers 200 with `body`. */
 async function streamOnce(body: string): Promise<{ sink: RecordingSink; events: string[] }> {
   const sink = new RecordingSink();
-  const outcome = await runStream(body, sink);
-  assert.deepEqual(outcome, { kind: 'streamed' });
+  const result = await runStream(body, sink);
+  assert.ok(result.ok);
+  assert.deepEqual(result.answer, { kind: 'streamed' });
   return { sink, events: sink.events() };
 }
 
 /** Runs one streamed chat request (max_tokens MAX_TOKENS) against an upstream that answers 200 with `body`. */
-async function runStream(body: string, sink: RecordingSink): Promise<ChatOutcome> {
+async function runStream(body: string, sink: RecordingSink): Promise<FlowResult> {
   const log = pino({ level: 'silent' });
   const transport = {
     async send(_provider: unknown, request: UpstreamRequest) {
@@ -114,9 +116,18 @@ async function runStream(body: string, sink: RecordingSink): Promise<ChatOutcome
     drains: new DrainSlots(),
     limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, trace: new RequestTrace(() => {}), dryRun: false, clamp: false };
+  const client: ClientRequest = {
+    requestId: 'req-1',
+    key: (await store.keys.get('key_a'))!,
+    signal: new AbortController().signal,
+    setHeader: () => {},
+    dryRun: false,
+    clamp: false,
+    endpoint: 'chat',
+    startedAt: performance.now(),
+  };
   const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: MAX_TOKENS } as ChatRequestBody;
-  return runChat(deps, client, request, () => sink);
+  return runRequest(openaiChat, deps, client, request, () => sink);
 }
 
 async function settled() {
@@ -127,7 +138,7 @@ async function settled() {
   return { row: row!, audit };
 }
 
-describe('streamChat', () => {
+describe('a streamed answer', () => {
   test('relays the chunks, then one usage chunk with the exact cost, then [DONE]', async () => {
     const { sink, events } = await streamOnce(
       sse(
@@ -215,7 +226,11 @@ describe('streamChat', () => {
     });
     const sink = new RecordingSink();
     const body = sse(chunk({ content: 'Hello' }), { ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }, '[DONE]');
-    await assert.rejects(runStream(body, sink), RangeError);
+    const result = await runStream(body, sink);
+    assert.ok(result.ok, 'the stream had started: it ends with an error event, not an error answer');
+    const events = sink.events();
+    assert.equal(events.at(-1), '[DONE]');
+    assert.equal((JSON.parse(events.at(-2)!) as { error: { code: string } }).error.code, 'internal_error');
     const { row, audit } = await settled();
     const hold = sizeChatHold(RATES, await countChatInput({ messages: [{ role: 'user', content: 'Hi' }] }), MAX_TOKENS, 1);
     assert.equal(row.cost, hold, 'the whole hold is captured');

@@ -1,14 +1,16 @@
-// How a request's hold is closed after an unexpected error: released when no upstream did any work,
-// charged the estimate (capped at the hold) once one had — never $0 for work done.
+// How a reservation closes after an unexpected error (the fault row of the settlement decision): released
+// when no upstream did any work, charged the estimate (capped at the hold) once one had — never $0 for
+// work done — and exactly once.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { Ledger } from '../../../src/billing/ledger.js';
 import { priceUsage, sizeChatHold } from '../../../src/billing/pricing.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { RequestTrace } from '../../../src/telemetry/request-trace.js';
+import { GatewayError } from '../../../src/errors.js';
+import { Reservation, type UsageDraft } from '../../../src/pipeline/admission/reservation.js';
 import type { ClientRequest, PipelineDeps } from '../../../src/pipeline/deps.js';
-import { RequestBill } from '../../../src/pipeline/request-bill.js';
+import { decideSettlement } from '../../../src/pipeline/settlement.js';
 import { DrainSlots } from '../../../src/pipeline/drain-slots.js';
 import { resolveRoute } from '../../../src/routing/resolve-route.js';
 import { UpstreamHealth } from '../../../src/routing/upstream-health.js';
@@ -45,7 +47,15 @@ afterEach(async () => {
   await store.close();
 });
 
-async function openBill(): Promise<{ bill: RequestBill; hold: number }> {
+const DRAFT: UsageDraft = { provider: 'vllm', upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct', attempts: [], firstTokenAt: undefined };
+
+/** Closes the reservation as a bug after admission does: `delivered` undefined when no upstream had answered. */
+function closeAfterFault(reservation: Reservation, delivered?: () => number) {
+  const facts = { phase: 'fault', served: delivered !== undefined, delivered: delivered ?? (() => 0), heldOutput: MAX_OUTPUT, failure: new GatewayError('internal_error') } as const;
+  return reservation.close(decideSettlement(facts, INPUT_TOKENS), DRAFT);
+}
+
+async function openBill(): Promise<{ bill: Reservation; hold: number }> {
   const log = pino({ level: 'silent' });
   const deps: PipelineDeps = {
     config: CONFIG,
@@ -56,11 +66,20 @@ async function openBill(): Promise<{ bill: RequestBill; hold: number }> {
     drains: new DrainSlots(),
     limiter: { admit: () => Promise.reject(new Error('no limits in this test')), peek: async () => ({}), close: async () => {} },
   };
-  const client: ClientRequest = { requestId: 'req-1', key: (await store.keys.get('key_a'))!, signal: new AbortController().signal, setHeader: () => {}, trace: new RequestTrace(() => {}), dryRun: false, clamp: false };
+  const client: ClientRequest = {
+    requestId: 'req-1',
+    key: (await store.keys.get('key_a'))!,
+    signal: new AbortController().signal,
+    setHeader: () => {},
+    dryRun: false,
+    clamp: false,
+    endpoint: 'chat',
+    startedAt: performance.now(),
+  };
   const route = resolveRoute(CONFIG, '*', 'llama', 'chat');
   const rates = route.model.rates;
   const hold = sizeChatHold(rates, INPUT_TOKENS, MAX_OUTPUT, 1);
-  const bill = await RequestBill.open(deps, client, route.model, route.candidates[0]!, { rates, inputTokens: INPUT_TOKENS, n: 1, hold, modelMaxOutput: MAX_OUTPUT });
+  const bill = await Reservation.open(deps, client, route.model, { rates, inputTokens: INPUT_TOKENS, n: 1, hold, modelMaxOutput: MAX_OUTPUT });
   return { bill, hold };
 }
 
@@ -74,19 +93,19 @@ async function outcome() {
   return rows[0]!;
 }
 
-describe('RequestBill.closeAfterFault', () => {
+describe('a reservation closed after a fault', () => {
   test('releases the hold when no upstream had answered: nothing is charged', async () => {
     const { bill } = await openBill();
-    await bill.closeAfterFault(500);
+    await closeAfterFault(bill);
     const row = await outcome();
     assert.equal(row.cost, 0);
     assert.equal(row.status, 500);
+    assert.equal(row.errorCode, 'internal_error');
   });
 
   test('charges the input estimate plus the output delivered once an upstream served the request', async () => {
     const { bill, hold } = await openBill();
-    bill.upstreamServed(() => 25);
-    await bill.closeAfterFault(500);
+    await closeAfterFault(bill, () => 25);
     const row = await outcome();
     const expected = priceUsage(CONFIG.models.get('llama')!.rates, { input: INPUT_TOKENS, cachedInput: 0, output: 25, reasoning: 0 });
     assert.ok(expected > 0 && expected < hold);
@@ -98,10 +117,9 @@ describe('RequestBill.closeAfterFault', () => {
 
   test('charges the whole hold when the output delivered cannot even be read (never $0)', async () => {
     const { bill, hold } = await openBill();
-    bill.upstreamServed(() => {
+    await closeAfterFault(bill, () => {
       throw new RangeError('Invalid string length');
     });
-    await bill.closeAfterFault(500);
     const row = await outcome();
     assert.equal(row.cost, hold);
     assert.equal(row.usageSource, 'estimated');
@@ -110,16 +128,15 @@ describe('RequestBill.closeAfterFault', () => {
 
   test('never charges more than the hold', async () => {
     const { bill, hold } = await openBill();
-    bill.upstreamServed(() => 50 * MAX_OUTPUT);
-    await bill.closeAfterFault(500);
+    await closeAfterFault(bill, () => 50 * MAX_OUTPUT);
     assert.equal((await outcome()).cost, hold);
   });
 
-  test('changes nothing once the bill was settled', async () => {
+  test('closes once: a second close is refused and changes nothing', async () => {
     const { bill } = await openBill();
-    bill.upstreamServed(() => 25);
-    const charge = await bill.settleEstimated(7, 200);
-    await bill.closeAfterFault(500);
+    const charge = await bill.close(decideSettlement({ phase: 'answered', usage: null, delivered: () => 7 }, INPUT_TOKENS), DRAFT);
+    assert.equal(bill.isClosed, true);
+    await assert.rejects(closeAfterFault(bill, () => 25), /settled twice/);
     const row = await outcome();
     assert.equal(row.cost, charge.cost);
     assert.equal(row.status, 200);

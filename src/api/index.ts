@@ -1,0 +1,8 @@
+// The client APIs the gateway serves under /v1, in the order their routes are registered. Adding an API
+// is adding its folder and one line here.
+import type { ClientApiRoutes } from '../http/deps.js';
+import { openaiChat } from './openai-chat/index.js';
+import { openaiEmbeddings } from './openai-embeddings/index.js';
+import { clientApiRoutes } from './route.js';
+
+export const CLIENT_APIS: readonly ClientApiRoutes[] = [clientApiRoutes(openaiChat), clientApiRoutes(openaiEmbeddings)];

@@ -1,0 +1,40 @@
+// What the HTTP server needs from the rest of the gateway, and how a client API mounts its routes.
+import type { FastifyInstance } from 'fastify';
+import type { PipelineDeps } from '../pipeline/deps.js';
+import type { InFlightRequests } from '../pipeline/in-flight.js';
+import type { UpstreamHealth } from '../routing/upstream-health.js';
+import type { IdempotencyStore, KeyStore, Store, StoreProbe, UsageEndpoint } from '../storage/types.js';
+import type { GatewayMetrics } from '../telemetry/metrics.js';
+import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
+import type { Endpoint } from '../telemetry/request-outcome.js';
+
+export interface ServerDeps extends PipelineDeps {
+  readonly keys: KeyStore;
+  /** Idempotency-Key records (the client APIs' POSTs). */
+  readonly idempotency: IdempotencyStore;
+  /** The whole store: the admin API and the key holder's usage read it. */
+  readonly store: Store;
+  readonly health: UpstreamHealth;
+  /** Model calls still being served (shutdown waits for them to settle). */
+  readonly inFlight: InFlightRequests;
+  /** True once shutdown began: new requests get 503. */
+  readonly isClosing: () => boolean;
+  readonly metrics: GatewayMetrics;
+  /** The database probes behind /ready. */
+  readonly probe: StoreProbe;
+  /** Writes the usage rows of requests that moved no money, and counts those without a valid key. */
+  readonly outcomes: OutcomeRecorder;
+}
+
+/**
+ * A client API as the server mounts it under /v1 (the list comes from the composition root, so the
+ * server names no API): its path and labels, and a function that registers its routes as an
+ * encapsulated plugin with its own error envelope.
+ */
+export interface ClientApiRoutes {
+  /** Under /v1, e.g. '/chat/completions'. */
+  readonly path: string;
+  readonly metricsLabel: Endpoint;
+  readonly endpoint: UsageEndpoint;
+  register(v1: FastifyInstance, deps: ServerDeps): void;
+}
