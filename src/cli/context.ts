@@ -1,5 +1,6 @@
 // What every command shares: which config file (--config, $TOLLGATE_CONFIG, ./tollgate.yaml), creating
 // ./tollgate.yaml from the example on first use, and opening the (migrated) store.
+import { CliError } from './cli-error.js';
 import { copyFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,7 @@ import type { Store } from '../storage/types.js';
 const DEFAULT_CONFIG = 'tollgate.yaml';
 const EXAMPLE_CONFIG = fileURLToPath(new URL('../../tollgate.example.yaml', import.meta.url));
 
-export class CliError extends Error {}
+export { CliError };
 
 export function configPathOf(command: Command): string {
   const explicit = (command.optsWithGlobals() as { config?: string }).config ?? process.env.TOLLGATE_CONFIG;

@@ -1,17 +1,42 @@
 // The `tollgate` command line (product.md §2). `--config PATH` is accepted anywhere on the line.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config/load.js';
+import { ConfigError } from '../config/config-error.js';
 import { StartupError } from '../startup-error.js';
 import { isGatewayError } from '../errors.js';
-import { UnsupportedDatabaseError } from '../storage/open-store.js';
-import { registerAuditCommand } from './audit.js';
+import { UnsupportedDatabaseError } from '../storage/database-url.js';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.js';
-import { registerConfigCommands } from './config-check.js';
-import { CliError } from './context.js';
-import { registerKeyCommands } from './keys.js';
-import { registerServeCommand } from './serve.js';
-import { registerUsageCommand } from './usage.js';
+import { CliError } from './cli-error.js';
+
+/**
+ * Each command group's module, loaded only when its command runs (or for the full help): `--version`
+ * and a command load only what they use — not the config schema, storage and operations of the rest.
+ */
+const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) => void>>> = {
+  serve: async () => (await import('./serve.js')).registerServeCommand,
+  keys: async () => (await import('./keys.js')).registerKeyCommands,
+  usage: async () => (await import('./usage.js')).registerUsageCommand,
+  audit: async () => (await import('./audit.js')).registerAuditCommand,
+  config: async () => (await import('./config-check.js')).registerConfigCommands,
+};
+
+/** The command named on the line (the first argument that is not an option or `--config`'s value). */
+function commandOf(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--config') i++;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+/** The groups to load: the named one; none for `--version` alone; all for help or an unknown command. */
+function groupsFor(args: readonly string[]): string[] {
+  const command = commandOf(args);
+  if (command !== undefined && command in COMMAND_GROUPS) return [command];
+  if (command === undefined && args.some((a) => a === '-V' || a === '--version') && !args.some((a) => a === '-h' || a === '--help')) return [];
+  return Object.keys(COMMAND_GROUPS);
+}
 
 export async function runCli(argv: string[]): Promise<void> {
   exitQuietlyOnClosedPipe();
@@ -21,12 +46,8 @@ export async function runCli(argv: string[]): Promise<void> {
     .option('--config <path>', 'config file (default: $TOLLGATE_CONFIG, else ./tollgate.yaml)')
     .exitOverride()
     .showHelpAfterError();
-  registerServeCommand(program);
-  registerKeyCommands(program);
-  registerUsageCommand(program);
-  registerAuditCommand(program);
-  registerConfigCommands(program);
   try {
+    for (const group of groupsFor(argv.slice(2))) (await COMMAND_GROUPS[group]!())(program);
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {

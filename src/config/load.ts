@@ -5,7 +5,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { MAX_USD, readUsdAmount } from '../billing/money.js';
-import { findProviderKind, providerKindNames } from '../providers/registry.js';
+import { findProviderKind, providerKindNames } from '../providers/kinds.js';
+import { ConfigError } from './config-error.js';
 import { redactDatabaseUrl } from '../storage/database-url.js';
 import { firstVariable, MissingVariableError, substituteEnv } from './env-substitution.js';
 import { normalisePrice } from './model-price.js';
@@ -14,15 +15,7 @@ import type { Config, ModelConfig, ProviderConfig } from './types.js';
 import { keylessNotices, usableUpstreams } from './usable-upstreams.js';
 import { normaliseTrustProxy } from './trust-proxy.js';
 
-export class ConfigError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problems: readonly string[],
-  ) {
-    super(`invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** models["gpt-4.1"].price.output — dots inside keys would make a plain join ambiguous. */
 export function formatPath(path: readonly PropertyKey[]): string {

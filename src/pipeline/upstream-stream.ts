@@ -4,14 +4,15 @@
 import type { ClientStream } from './client-api.js';
 import { UpstreamFailureError, type FramedEvent } from '../providers/types.js';
 import type { Candidate } from '../routing/resolve-route.js';
-import { SseDecoder, SseOverflowError } from '../providers/framing/sse.js';
+import { frameDecoder, type FrameDecoder } from '../providers/framing/index.js';
+import { SseOverflowError } from '../providers/framing/sse.js';
 import type { AttemptSignal } from '../upstream/attempt-signal.js';
 import { toTransportError, type UpstreamResponse } from '../upstream/transport.js';
 
 export class UpstreamStream {
   /** The upstream body has ended (or failed). */
   ended = false;
-  private readonly decoder = new SseDecoder();
+  private readonly decoder: FrameDecoder;
   private readonly reads: AsyncIterator<unknown>;
   /** A failure met after some frames of the same read; thrown by the next call, after those frames went out. */
   private pendingFailure: unknown;
@@ -22,6 +23,7 @@ export class UpstreamStream {
     private readonly response: UpstreamResponse,
     readonly attempt: AttemptSignal,
   ) {
+    this.decoder = frameDecoder(candidate.adapter.framing);
     this.reads = response.body[Symbol.asyncIterator]();
   }
 

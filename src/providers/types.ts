@@ -5,24 +5,14 @@ import type { TokenUsage } from '../billing/pricing.js';
 import type { ProviderConfig } from '../config/types.js';
 import { isJsonObject, type JsonObject } from '../json-object.js';
 import type { SseEvent } from './framing/sse.js';
+import type { ProviderKindInfo } from './kinds.js';
 
 export type { JsonObject };
 
 /** One event of an upstream stream, as its framing delivers it (SSE for every kind today). */
 export type FramedEvent = SseEvent;
 
-/** What the registry knows about a kind before any request: config defaults and requirements. */
-export interface ProviderKindInfo {
-  readonly kind: string;
-  /** Undefined: `base_url` is required in the config. */
-  readonly defaultBaseUrl: string | undefined;
-  /** False for servers that may run without auth (vLLM, Ollama). */
-  readonly apiKeyRequired: boolean;
-  /** Defined only for kinds that take an `api_version`. */
-  readonly defaultApiVersion: string | undefined;
-  /** Whether the API has embeddings (config refuses embedding models routed to a kind without). */
-  readonly embeddings: boolean;
-}
+export type { ProviderKindInfo } from './kinds.js';
 
 /** One HTTP call upstream. `path` is joined to the provider's configured origin by the transport, so an
  * adapter can never send a request to a host the config does not name. */
@@ -122,8 +112,14 @@ export interface ChatStreamTranslator {
   readonly created: number;
 }
 
+export interface EmbeddingTranslator {
+  build(body: EmbeddingRequestBody, target: UpstreamTarget): UpstreamRequest;
+  parse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse;
+}
+
 /**
- * Builders may throw GatewayError('invalid_request') for input the upstream's API cannot express (tool
+ * Pure translation: builders write no credentials (upstream/auth.ts signs each attempt) and may throw
+ * GatewayError('invalid_request') for input the upstream's API cannot express (tool
  * arguments that are not JSON, token-array input to an API that takes text): they run before the hold.
  */
 export interface ProviderAdapter extends ProviderKindInfo {
@@ -131,8 +127,8 @@ export interface ProviderAdapter extends ProviderKindInfo {
   parseChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse;
   /** `body` is the client's request, for translators whose output depends on it (JSON mode). */
   createChatStreamTranslator(target: UpstreamTarget, body?: ChatRequestBody): ChatStreamTranslator;
-  buildEmbeddingRequest(body: EmbeddingRequestBody, target: UpstreamTarget): UpstreamRequest;
-  parseEmbeddingResponse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse;
+  /** The embeddings translation; absent for a kind without embeddings (config routes no embedding model to it). */
+  readonly embedding?: EmbeddingTranslator;
   /** Reads an upstream HTTP error response. */
   parseError(status: number, bodyText: string, headers: Record<string, string | string[] | undefined>): UpstreamFailure;
 }

@@ -3,3 +3,6 @@
 export function redactDatabaseUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }
+
+/** A database URL in a scheme Tollgate does not speak (sqlite: and postgres:// are). */
+export class UnsupportedDatabaseError extends Error {}

@@ -1,9 +1,9 @@
 // Picks the storage implementation from the configured database URL (migrating it first).
-import { redactDatabaseUrl } from './database-url.js';
+import { redactDatabaseUrl, UnsupportedDatabaseError } from './database-url.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store, StoreOptions } from './types.js';
 
-export class UnsupportedDatabaseError extends Error {}
+export { UnsupportedDatabaseError };
 
 export async function openStore(url: string, options: StoreOptions = {}): Promise<Store> {
   if (url === 'sqlite::memory:') return openSqliteStore(':memory:', options);

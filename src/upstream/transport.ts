@@ -3,6 +3,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../config/types.js';
 import type { UpstreamRequest } from '../providers/types.js';
+import { signerFor, type Signer } from './auth.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -51,6 +52,13 @@ export function toTransportError(error: unknown, signal: AbortSignal | undefined
 
 export class UpstreamTransport {
   private readonly agents = new Map<string, Agent>();
+  private readonly signers = new Map<string, Signer>();
+
+  private signerOf(provider: ProviderConfig): Signer {
+    let signer = this.signers.get(provider.id);
+    if (!signer) this.signers.set(provider.id, (signer = signerFor(provider)));
+    return signer;
+  }
 
   private agentFor(provider: ProviderConfig): Agent {
     let agent = this.agents.get(provider.id);
@@ -67,14 +75,16 @@ export class UpstreamTransport {
     return agent;
   }
 
-  /** Resolves once the response headers arrive. Throws TransportError. */
+  /** Signs the request for its provider and sends it; resolves once the response headers arrive. Throws TransportError. */
   async send(provider: ProviderConfig, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+    const signed = this.signerOf(provider).sign(request);
+    const credentials = signed instanceof Promise ? await signed : signed;
     try {
       const response = await this.agentFor(provider).request({
         origin: provider.origin,
         path: request.path,
         method: request.method,
-        headers: request.headers,
+        headers: { ...request.headers, ...credentials },
         body: request.body,
         signal,
         headersTimeout: provider.timeouts.firstByteMs,

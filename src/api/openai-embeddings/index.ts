@@ -1,10 +1,18 @@
 // POST /v1/embeddings: the OpenAI embeddings API on the one request flow — billed on input tokens only.
 import { GatewayError } from '../../errors.js';
 import type { ClientApi } from '../../pipeline/client-api.js';
-import type { EmbeddingRequestBody } from '../../providers/types.js';
+import type { EmbeddingRequestBody, EmbeddingTranslator } from '../../providers/types.js';
+import type { Candidate } from '../../routing/resolve-route.js';
 import { openaiUsage } from '../openai-usage.js';
 import { countEmbeddingInput } from './count-input.js';
 import { validateEmbeddingRequest } from './validate.js';
+
+/** The kind's embeddings translation (config routes embedding models only to kinds that have one). */
+function translatorOf(candidate: Candidate): EmbeddingTranslator {
+  const translator = candidate.adapter.embedding;
+  if (!translator) throw new Error(`provider kind ${candidate.provider.kind} has no embeddings`);
+  return translator;
+}
 
 function noStream(): never {
   throw new GatewayError('invalid_request', { message: 'Embeddings are not streamed.' });
@@ -22,10 +30,10 @@ export const openaiEmbeddings: ClientApi<EmbeddingRequestBody> = {
   // No output side: the hold is the counted input at the input price.
   outputBudget: () => undefined,
   withMaxOutput: (body) => body,
-  buildRequest: (body, candidate) => candidate.adapter.buildEmbeddingRequest(body, candidate.target),
+  buildRequest: (body, candidate) => translatorOf(candidate).build(body, candidate.target),
   parseAnswer(json, body, candidate) {
     // Without upstream usage (Gemini reports none) the gateway's own count is billed, marked estimated.
-    const parsed = candidate.adapter.parseEmbeddingResponse(json, body, candidate.target);
+    const parsed = translatorOf(candidate).parse(json, body, candidate.target);
     return { body: parsed.body, usage: parsed.usage, delivered: () => 0 };
   },
   answerWith(answer, charge) {

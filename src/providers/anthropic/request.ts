@@ -107,13 +107,8 @@ function gatewayThinkingBudget(body: ChatRequestBody, nativeThinking: unknown, m
   return undefined;
 }
 
-function headers(target: UpstreamTarget, stream: boolean): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-    'anthropic-version': ANTHROPIC_VERSION,
-    ...(target.provider.apiKey ? { 'x-api-key': target.provider.apiKey } : {}),
-  };
+function headers(stream: boolean): Record<string, string> {
+  return { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', 'anthropic-version': ANTHROPIC_VERSION };
 }
 
 /** Throws GatewayError('invalid_request') when tool-call arguments in the history are not a JSON object. */
@@ -160,7 +155,7 @@ export function buildAnthropicChatRequest(body: ChatRequestBody, target: Upstrea
   return {
     method: 'POST',
     path: `${target.provider.basePath}/v1/messages`,
-    headers: headers(target, stream),
+    headers: headers(stream),
     body: JSON.stringify(out),
     ...(dropped.size > 0 ? { dropped: [...dropped] } : {}),
   };

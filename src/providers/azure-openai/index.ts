@@ -3,6 +3,7 @@
 // replies are OpenAI's, with Azure's content-filter annotations removed so clients get clean chunks.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { SseEvent } from '../framing/sse.js';
+import { providerKind } from '../kinds.js';
 import { parseOpenAIError } from '../openai/errors.js';
 import { buildOpenAIChatRequest, buildOpenAIEmbeddingRequest, type OpenAIEndpoint } from '../openai/request.js';
 import { parseOpenAIChatResponse, parseOpenAIEmbeddingResponse } from '../openai/response.js';
@@ -13,7 +14,6 @@ const AZURE_ENDPOINT: OpenAIEndpoint = {
   path: (target, operation) =>
     `${target.provider.basePath}/openai/deployments/${encodeURIComponent(target.upstreamModel)}/${operation}` +
     `?api-version=${encodeURIComponent(target.provider.apiVersion ?? '')}`,
-  authHeaders: (target) => ({ 'api-key': target.provider.apiKey }),
 };
 
 /** Azure annotates every choice (and the prompt) with content-filter verdicts; a refusal already shows
@@ -62,15 +62,10 @@ function parseAzureChatResponse(json: unknown, target: UpstreamTarget): ParsedRe
 }
 
 export const azureOpenAIAdapter: ProviderAdapter = {
-  kind: 'azure-openai',
-  defaultBaseUrl: undefined,
-  apiKeyRequired: true,
-  defaultApiVersion: '2024-10-21',
-  embeddings: true,
+  ...providerKind('azure-openai'),
   buildChatRequest: (body, target) => buildOpenAIChatRequest(body, target, AZURE_ENDPOINT),
   parseChatResponse: parseAzureChatResponse,
   createChatStreamTranslator: (target) => new AzureChatStreamTranslator(target),
-  buildEmbeddingRequest: (body, target) => buildOpenAIEmbeddingRequest(body, target, AZURE_ENDPOINT),
-  parseEmbeddingResponse: parseOpenAIEmbeddingResponse,
+  embedding: { build: (body, target) => buildOpenAIEmbeddingRequest(body, target, AZURE_ENDPOINT), parse: parseOpenAIEmbeddingResponse },
   parseError: parseOpenAIError,
 };

@@ -30,7 +30,7 @@ export function buildGeminiEmbeddingRequest(body: EmbeddingRequestBody, target: 
   return {
     method: 'POST',
     path: geminiModelPath(target, 'batchEmbedContents'),
-    headers: geminiHeaders(target, 'application/json'),
+    headers: geminiHeaders('application/json'),
     body: JSON.stringify({ requests }),
     dropped: Object.keys(body).filter((key) => !USED.has(key)),
   };

@@ -1,4 +1,4 @@
-// Where Gemini requests go and how they authenticate: {base_url}/v1beta/models/{model}:{method}, x-goog-api-key.
+// Where Gemini requests go: {base_url}/v1beta/models/{model}:{method} (the key, x-goog-api-key, is the transport's).
 import type { UpstreamTarget } from '../types.js';
 
 /** The configured model without Google's optional 'models/' resource prefix. */
@@ -20,8 +20,6 @@ export function geminiModelPath(target: UpstreamTarget, method: string, query = 
   return `${target.provider.basePath}/v1beta/models/${segment}:${method}${query}`;
 }
 
-export function geminiHeaders(target: UpstreamTarget, accept: string): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept };
-  if (target.provider.apiKey) headers['x-goog-api-key'] = target.provider.apiKey;
-  return headers;
+export function geminiHeaders(accept: string): Record<string, string> {
+  return { 'content-type': 'application/json', accept };
 }

@@ -1,4 +1,5 @@
 // The `gemini` kind: Google's Generative Language API (generateContent, streamGenerateContent, batchEmbedContents).
+import { providerKind } from '../kinds.js';
 import type { ProviderAdapter } from '../types.js';
 import { buildGeminiEmbeddingRequest, parseGeminiEmbeddingResponse } from './embeddings.js';
 import { parseGeminiError } from './errors.js';
@@ -7,15 +8,10 @@ import { parseGeminiChatResponse } from './response.js';
 import { GeminiChatStreamTranslator } from './stream.js';
 
 export const geminiAdapter: ProviderAdapter = {
-  kind: 'gemini',
-  defaultBaseUrl: 'https://generativelanguage.googleapis.com',
-  apiKeyRequired: true,
-  defaultApiVersion: undefined,
-  embeddings: true,
+  ...providerKind('gemini'),
   buildChatRequest: buildGeminiChatRequest,
   parseChatResponse: parseGeminiChatResponse,
   createChatStreamTranslator: (target) => new GeminiChatStreamTranslator(target),
-  buildEmbeddingRequest: buildGeminiEmbeddingRequest,
-  parseEmbeddingResponse: parseGeminiEmbeddingResponse,
+  embedding: { build: buildGeminiEmbeddingRequest, parse: parseGeminiEmbeddingResponse },
   parseError: parseGeminiError,
 };

@@ -149,7 +149,7 @@ export function buildGeminiChatRequest(body: ChatRequestBody, target: UpstreamTa
   return {
     method: 'POST',
     path: stream ? geminiModelPath(target, 'streamGenerateContent', '?alt=sse') : geminiModelPath(target, 'generateContent'),
-    headers: geminiHeaders(target, stream ? 'text/event-stream' : 'application/json'),
+    headers: geminiHeaders(stream ? 'text/event-stream' : 'application/json'),
     body: JSON.stringify(out),
     dropped,
   };

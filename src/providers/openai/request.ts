@@ -1,25 +1,23 @@
 // Builds OpenAI-style upstream requests: the client's body forwarded whole, with only `model` replaced
 // (and, on streams, `stream_options.include_usage` forced on so the final chunk carries exact usage).
-// Where the request goes and how it authenticates is the endpoint's business (OpenAI vs. Azure).
+// Where the request goes is the endpoint's business (OpenAI vs. Azure); its credential, the transport's.
 import { isJsonObject } from '../../json-object.js';
 import type { ChatRequestBody, EmbeddingRequestBody, UpstreamRequest, UpstreamTarget } from '../types.js';
 
 export type OpenAIOperation = 'chat/completions' | 'embeddings';
 
-/** The URL path and credentials of an OpenAI-style API. */
+/** The URL path of an OpenAI-style API (its credential is the transport's: upstream/auth.ts). */
 export interface OpenAIEndpoint {
   path(target: UpstreamTarget, operation: OpenAIOperation): string;
-  authHeaders(target: UpstreamTarget): Record<string, string>;
 }
 
-/** api.openai.com and every OpenAI-compatible server: {base_url}/chat/completions, Bearer auth. */
+/** api.openai.com and every OpenAI-compatible server: {base_url}/chat/completions. */
 export const OPENAI_ENDPOINT: OpenAIEndpoint = {
   path: (target, operation) => `${target.provider.basePath}/${operation}`,
-  authHeaders: (target): Record<string, string> => (target.provider.apiKey ? { authorization: `Bearer ${target.provider.apiKey}` } : {}),
 };
 
-function headersFor(endpoint: OpenAIEndpoint, target: UpstreamTarget, accept: string): Record<string, string> {
-  return { 'content-type': 'application/json', accept, ...endpoint.authHeaders(target) };
+function headersFor(accept: string): Record<string, string> {
+  return { 'content-type': 'application/json', accept };
 }
 
 export function buildOpenAIChatRequest(
@@ -36,7 +34,7 @@ export function buildOpenAIChatRequest(
   return {
     method: 'POST',
     path: endpoint.path(target, 'chat/completions'),
-    headers: headersFor(endpoint, target, stream ? 'text/event-stream' : 'application/json'),
+    headers: headersFor(stream ? 'text/event-stream' : 'application/json'),
     body: JSON.stringify(upstreamBody),
   };
 }
@@ -49,7 +47,7 @@ export function buildOpenAIEmbeddingRequest(
   return {
     method: 'POST',
     path: endpoint.path(target, 'embeddings'),
-    headers: headersFor(endpoint, target, 'application/json'),
+    headers: headersFor('application/json'),
     body: JSON.stringify({ ...body, model: target.upstreamModel }),
   };
 }

@@ -25,7 +25,7 @@ function build(extra: Record<string, unknown> = {}, t: UpstreamTarget = target()
 }
 
 describe('buildAnthropicChatRequest: call, headers and limits', () => {
-  test('posts to {base_path}/v1/messages with x-api-key and anthropic-version', () => {
+  test('posts to {base_path}/v1/messages with anthropic-version and no credential (the transport signs x-api-key)', () => {
     const { request, sent } = build();
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/v1/messages');
@@ -33,7 +33,6 @@ describe('buildAnthropicChatRequest: call, headers and limits', () => {
       'content-type': 'application/json',
       accept: 'application/json',
       'anthropic-version': '2023-06-01',
-      'x-api-key': 'sk-ant-provider-secret',
     });
     assert.equal(sent.model, 'claude-sonnet-4-5');
     assert.deepEqual(sent.messages, [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }]);

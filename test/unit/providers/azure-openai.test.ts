@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { azureOpenAIAdapter } from '../../../src/providers/azure-openai/index.js';
-import { findProviderKind } from '../../../src/providers/registry.js';
+import { findProviderKind } from '../../../src/providers/kinds.js';
 import type { ChatRequestBody, JsonObject, UpstreamTarget } from '../../../src/providers/types.js';
 import type { SseEvent } from '../../../src/providers/framing/sse.js';
 import { testProvider, testTarget } from '../../support/provider-fixture.js';
@@ -58,10 +58,10 @@ describe('azure-openai requests', () => {
     assert.equal(request.path, '/azure/eu/openai/deployments/gpt-4o-mini-prod/chat/completions?api-version=2024-10-21');
   });
 
-  test('authenticate with an api-key header and never send an Authorization header', () => {
+  test('write no credential (the transport signs with api-key) and never an Authorization header', () => {
     for (const stream of [false, true]) {
       const { headers } = azureOpenAIAdapter.buildChatRequest(chatBody({ stream }), azureTarget());
-      assert.equal(headers['api-key'], 'azure-secret-key');
+      assert.equal(headers['api-key'], undefined);
       assert.ok(!Object.keys(headers).some((name) => name.toLowerCase() === 'authorization'), 'no Authorization header');
       assert.equal(headers['content-type'], 'application/json');
       assert.equal(headers.accept, stream ? 'text/event-stream' : 'application/json');
@@ -79,10 +79,10 @@ describe('azure-openai requests', () => {
     });
   });
 
-  test('send embeddings to the deployment’s embeddings path, with the same auth', () => {
-    const request = azureOpenAIAdapter.buildEmbeddingRequest({ model: 'embed-model', input: ['a', 'b'] }, azureTarget({ deployment: 'text-embedding-3-small' }));
+  test('send embeddings to the deployment’s embeddings path, with no credential of their own', () => {
+    const request = azureOpenAIAdapter.embedding!.build({ model: 'embed-model', input: ['a', 'b'] }, azureTarget({ deployment: 'text-embedding-3-small' }));
     assert.equal(request.path, '/openai/deployments/text-embedding-3-small/embeddings?api-version=2024-10-21');
-    assert.equal(request.headers['api-key'], 'azure-secret-key');
+    assert.equal(request.headers['api-key'], undefined);
     assert.equal(request.headers.authorization, undefined);
     assert.deepEqual(JSON.parse(request.body!), { model: 'text-embedding-3-small', input: ['a', 'b'] });
   });

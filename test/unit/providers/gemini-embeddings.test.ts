@@ -18,9 +18,9 @@ function body(extra: JsonObject): EmbeddingRequestBody {
 
 void describe('gemini embeddings', () => {
   test('sends one batchEmbedContents request per input string, with outputDimensionality from dimensions', () => {
-    const request = geminiAdapter.buildEmbeddingRequest(body({ input: ['a', 'b'], dimensions: 256, encoding_format: 'base64' }), TARGET);
+    const request = geminiAdapter.embedding!.build(body({ input: ['a', 'b'], dimensions: 256, encoding_format: 'base64' }), TARGET);
     assert.equal(request.path, '/v1beta/models/gemini-embedding-001:batchEmbedContents');
-    assert.equal(request.headers['x-goog-api-key'], 'goog');
+    assert.equal(request.headers['x-goog-api-key'], undefined, 'the transport signs it');
     assert.deepEqual(JSON.parse(request.body!), {
       requests: [
         { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'a' }] }, outputDimensionality: 256 },
@@ -31,7 +31,7 @@ void describe('gemini embeddings', () => {
   });
 
   test("takes a single string, passes Gemini's taskType and title, and lists other fields as dropped", () => {
-    const request = geminiAdapter.buildEmbeddingRequest(body({ input: 'q', taskType: 'RETRIEVAL_QUERY', title: 't', user: 'u' }), TARGET);
+    const request = geminiAdapter.embedding!.build(body({ input: 'q', taskType: 'RETRIEVAL_QUERY', title: 't', user: 'u' }), TARGET);
     assert.deepEqual(JSON.parse(request.body!), { requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'q' }] }, taskType: 'RETRIEVAL_QUERY', title: 't' }] });
     assert.deepEqual(request.dropped, ['user']);
   });
@@ -39,14 +39,14 @@ void describe('gemini embeddings', () => {
   test("rejects token-array input with a 400 on 'input' (Gemini takes text only)", () => {
     for (const input of [[1, 2, 3], [[1, 2]], ['a', 3]]) {
       assert.throws(
-        () => geminiAdapter.buildEmbeddingRequest(body({ input }), TARGET),
+        () => geminiAdapter.embedding!.build(body({ input }), TARGET),
         (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'input',
       );
     }
   });
 
   test('answers in the OpenAI shape with the client model and null usage (Gemini reports none)', () => {
-    const parsed = geminiAdapter.parseEmbeddingResponse({ embeddings: [{ values: [0.5, -1] }, { values: [0, 2] }] }, body({ input: ['a', 'b'] }), TARGET);
+    const parsed = geminiAdapter.embedding!.parse({ embeddings: [{ values: [0.5, -1] }, { values: [0, 2] }] }, body({ input: ['a', 'b'] }), TARGET);
     assert.deepEqual(parsed, {
       body: {
         object: 'list',
@@ -61,7 +61,7 @@ void describe('gemini embeddings', () => {
   });
 
   test('encodes vectors as base64 float32 little-endian when the client asked for base64', () => {
-    const parsed = geminiAdapter.parseEmbeddingResponse({ embeddings: [{ values: [1, -2.5] }] }, body({ encoding_format: 'base64' }), TARGET);
+    const parsed = geminiAdapter.embedding!.parse({ embeddings: [{ values: [1, -2.5] }] }, body({ encoding_format: 'base64' }), TARGET);
     const encoded = ((parsed.body.data as JsonObject[])[0]!.embedding) as string;
     const bytes = Buffer.from(encoded, 'base64');
     assert.deepEqual([bytes.readFloatLE(0), bytes.readFloatLE(4)], [1, -2.5]);
@@ -69,7 +69,7 @@ void describe('gemini embeddings', () => {
 
   test('treats a missing vector, a wrong count or an error body as an upstream failure', () => {
     const fails = (json: unknown, input: unknown = 'x'): void => {
-      assert.throws(() => geminiAdapter.parseEmbeddingResponse(json, body({ input }), TARGET), UpstreamFailureError);
+      assert.throws(() => geminiAdapter.embedding!.parse(json, body({ input }), TARGET), UpstreamFailureError);
     };
     fails({ embeddings: [{}] });
     fails({ embeddings: [{ values: [1] }] }, ['a', 'b']);

@@ -33,11 +33,11 @@ function assertInvalid(fn: () => unknown, param: string): void {
 }
 
 void describe('gemini chat request: endpoint', () => {
-  test('posts to /v1beta/models/{model}:generateContent with x-goog-api-key and JSON', () => {
+  test('posts to /v1beta/models/{model}:generateContent with JSON and no credential (the transport signs it)', () => {
     const request = geminiAdapter.buildChatRequest(chat(), target());
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/v1beta/models/gemini-2.5-flash:generateContent');
-    assert.deepEqual(request.headers, { 'content-type': 'application/json', accept: 'application/json', 'x-goog-api-key': 'goog-secret' });
+    assert.deepEqual(request.headers, { 'content-type': 'application/json', accept: 'application/json' });
   });
 
   test('streams from :streamGenerateContent?alt=sse', () => {

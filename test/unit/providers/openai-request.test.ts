@@ -83,16 +83,8 @@ describe('buildOpenAIChatRequest', () => {
     }
   });
 
-  test('sends Authorization: Bearer only when the provider has an api key', () => {
-    assert.deepEqual(buildOpenAIChatRequest(chatBody(), target()).headers, {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      authorization: 'Bearer sk-provider-secret',
-    });
-    assert.deepEqual(buildOpenAIChatRequest(chatBody(), target({ apiKey: '' })).headers, {
-      'content-type': 'application/json',
-      accept: 'application/json',
-    });
+  test('writes no credential: the transport signs each attempt (upstream/auth.ts)', () => {
+    assert.deepEqual(buildOpenAIChatRequest(chatBody(), target()).headers, { 'content-type': 'application/json', accept: 'application/json' });
   });
 });
 
@@ -103,7 +95,7 @@ describe('buildOpenAIEmbeddingRequest', () => {
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/v1/embeddings');
     assert.equal(request.body, JSON.stringify({ ...body, model: 'text-embedding-3-small-v2' }));
-    assert.equal(request.headers.authorization, 'Bearer sk-provider-secret');
+    assert.equal(request.headers.authorization, undefined);
     assert.equal(request.headers.accept, 'application/json');
   });
 });

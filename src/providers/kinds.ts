@@ -1,0 +1,56 @@
+// The provider kinds, as config and transport know them before any request: defaults, what each needs,
+// how it authenticates and how it frames a stream. A leaf: loading a config imports this table, never the
+// adapters (the translators and their dependencies load with the gateway, not with `--version`).
+
+/** How a kind's credential goes on each upstream request (upstream/auth.ts writes it). */
+export type AuthScheme = 'bearer' | 'x-api-key' | 'api-key' | 'x-goog-api-key';
+
+/** How a kind's streamed responses are framed (providers/framing/). */
+export type Framing = 'sse';
+
+export interface ProviderKindInfo {
+  readonly kind: string;
+  /** Undefined: `base_url` is required in the config. */
+  readonly defaultBaseUrl: string | undefined;
+  /** False for servers that may run without auth (vLLM, Ollama). */
+  readonly apiKeyRequired: boolean;
+  /** Defined only for kinds that take an `api_version`. */
+  readonly defaultApiVersion: string | undefined;
+  /** Whether the API has embeddings (config refuses embedding models routed to a kind without). */
+  readonly embeddings: boolean;
+  readonly auth: AuthScheme;
+  readonly framing: Framing;
+}
+
+const KINDS: readonly ProviderKindInfo[] = [
+  { kind: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', apiKeyRequired: true, defaultApiVersion: undefined, embeddings: true, auth: 'bearer', framing: 'sse' },
+  { kind: 'openai-compatible', defaultBaseUrl: undefined, apiKeyRequired: false, defaultApiVersion: undefined, embeddings: true, auth: 'bearer', framing: 'sse' },
+  { kind: 'anthropic', defaultBaseUrl: 'https://api.anthropic.com', apiKeyRequired: true, defaultApiVersion: undefined, embeddings: false, auth: 'x-api-key', framing: 'sse' },
+  {
+    kind: 'gemini',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+    apiKeyRequired: true,
+    defaultApiVersion: undefined,
+    embeddings: true,
+    auth: 'x-goog-api-key',
+    framing: 'sse',
+  },
+  { kind: 'azure-openai', defaultBaseUrl: undefined, apiKeyRequired: true, defaultApiVersion: '2024-10-21', embeddings: true, auth: 'api-key', framing: 'sse' },
+];
+
+const BY_NAME: ReadonlyMap<string, ProviderKindInfo> = new Map(KINDS.map((info) => [info.kind, info]));
+
+export function findProviderKind(kind: string): ProviderKindInfo | undefined {
+  return BY_NAME.get(kind);
+}
+
+/** The kind of a configured provider (config validation guarantees it exists). */
+export function providerKind(kind: string): ProviderKindInfo {
+  const info = BY_NAME.get(kind);
+  if (!info) throw new Error(`no provider kind ${kind}`);
+  return info;
+}
+
+export function providerKindNames(): string[] {
+  return [...BY_NAME.keys()];
+}
