@@ -98,10 +98,11 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
    * ledger); a request without a valid key is only counted, per minute — it names no key to file it under.
    */
   function recordOutcome(request: FastifyRequest, trace: RequestTrace, requestedModel: unknown): void {
-    if (trace.endpoint !== undefined && request.apiKey && !trace.billed) {
-      outcomes.record(outcomeRecord(trace, request.id, request.apiKey.id, requestedModel, trace.clientStatus()));
-    } else if (trace.errorCode === 'invalid_api_key') {
+    // A key revoked or expired after it was read (the hold's admission re-checks it) is no valid key either.
+    if (trace.errorCode === 'invalid_api_key') {
       outcomes.countUnauthenticated();
+    } else if (trace.endpoint !== undefined && request.apiKey && !trace.billed) {
+      outcomes.record(outcomeRecord(trace, request.id, request.apiKey.id, requestedModel, trace.clientStatus()));
     }
   }
 }
