@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { POSTGRES_MIGRATIONS } from '../../../src/storage/postgres/migrations.js';
+import { postgresMigrations } from '../../../src/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import { SQLITE_MIGRATIONS } from '../../../src/storage/sqlite/migrations.js';
+import { sqliteMigrations } from '../../../src/storage/sqlite/migrations.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { Store } from '../../../src/storage/types.js';
 import { freshPgSchema, postgresSkipReason } from '../../support/postgres.js';
@@ -61,8 +61,8 @@ describe('migrations on SQLite', () => {
     try {
       const old = new Database(file);
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
-      old.exec(SQLITE_MIGRATIONS[0]!.sql);
-      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(SQLITE_MIGRATIONS[0]!.name, new Date(T0).toISOString());
+      old.exec(sqliteMigrations()[0]!.sql);
+      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(sqliteMigrations()[0]!.name, new Date(T0).toISOString());
       for (const sql of V1_ROWS) old.exec(sql);
       old.close();
 
@@ -70,7 +70,7 @@ describe('migrations on SQLite', () => {
       const reader = new Database(file, { readonly: true });
       try {
         const versions = reader.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>;
-        assert.deepEqual(versions.map((v) => v.version), SQLITE_MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(versions.map((v) => v.version), sqliteMigrations().map((m) => m.version));
         await checkUpgraded(store, async () => (reader.prepare('SELECT id FROM ledger_entries ORDER BY id').all() as Array<{ id: number }>).map((r) => r.id));
       } finally {
         reader.close();
@@ -89,14 +89,14 @@ describe('migrations on PostgreSQL', { skip: await postgresSkipReason() }, () =>
     await client.connect();
     try {
       await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      await client.query(POSTGRES_MIGRATIONS[0]!.sql);
-      await client.query('INSERT INTO schema_migrations VALUES (1, $1, $2)', [POSTGRES_MIGRATIONS[0]!.name, new Date(T0).toISOString()]);
+      await client.query(postgresMigrations()[0]!.sql);
+      await client.query('INSERT INTO schema_migrations VALUES (1, $1, $2)', [postgresMigrations()[0]!.name, new Date(T0).toISOString()]);
       // A fresh identity column numbers the entries 1..7 in insertion order, as SQLite's rowid does.
       for (const sql of V1_ROWS) await client.query(sql);
       const store = await openPostgresStore(schema.url, { maxConnections: 2 });
       try {
         const versions = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-        assert.deepEqual(versions.rows.map((v) => v.version), POSTGRES_MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(versions.rows.map((v) => v.version), postgresMigrations().map((m) => m.version));
         await checkUpgraded(store, async () => (await client.query<{ id: string }>('SELECT id FROM ledger_entries ORDER BY id')).rows.map((r) => Number(r.id)));
       } finally {
         await store.close();
@@ -111,6 +111,6 @@ describe('migrations on PostgreSQL', { skip: await postgresSkipReason() }, () =>
 // The runners apply every migration above the highest applied version, so a gap or a step backwards
 // (two branches that picked numbers independently) would skip a migration on an existing database.
 test('both dialects number their migrations 1..N in order', () => {
-  assert.deepEqual(SQLITE_MIGRATIONS.map((m) => m.version), SQLITE_MIGRATIONS.map((_, i) => i + 1));
-  assert.deepEqual(POSTGRES_MIGRATIONS.map((m) => m.version), POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+  assert.deepEqual(sqliteMigrations().map((m) => m.version), sqliteMigrations().map((_, i) => i + 1));
+  assert.deepEqual(postgresMigrations().map((m) => m.version), postgresMigrations().map((_, i) => i + 1));
 });
