@@ -23,6 +23,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     9: 'fff710a1171ef36942ac602cb0d13ada8056e13bc74ae1dc05bf6ff6f94cdbd7',
     10: '7f6979922c9f4f3f14c217377aefc1445ef93823b46062a2e61e9300cc74fe42',
     11: '7535e8df76e8f7b7eac7cf91fb5d05927829057445d166e6598de8c4d4a2861f',
+    12: 'd26a172589bf1846c7c48f68bb9d2cf0b536c97284a8fd0e7605218fee801221',
   },
   sqlite: {
     1: '6cd7b70ff49c1f5f3f680f40814dd3672d0e663598e42ae72bed489f76ae6029',
