@@ -11,8 +11,10 @@ import { postgresMigrations } from '../../../src/storage/postgres/migrations.js'
 import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
 import { sqliteMigrations } from '../../../src/storage/sqlite/migrations.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+import { USAGE_COLUMNS } from '../../../src/storage/rows.js';
 import type { Store } from '../../../src/storage/types.js';
 import { freshPgSchema, postgresSkipReason, type PgSchema } from '../../support/postgres.js';
+import { storeDialects } from '../../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 
@@ -208,3 +210,21 @@ test('both dialects number their migrations 1..N in order', () => {
   assert.deepEqual(sqliteMigrations().map((m) => m.version), sqliteMigrations().map((_, i) => i + 1));
   assert.deepEqual(postgresMigrations().map((m) => m.version), postgresMigrations().map((_, i) => i + 1));
 });
+
+// rows.ts names the usage columns once (USAGE_COLUMNS): every insert, on both dialects, follows it.
+for (const dialect of await storeDialects()) {
+  test(`${dialect.name}: the usage columns the stores write are the usage_records table's columns`, { skip: dialect.skip }, async () => {
+    const store = await dialect.open();
+    try {
+      const sql =
+        dialect.name === 'sqlite'
+          ? "SELECT name FROM pragma_table_info('usage_records')"
+          : "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'usage_records'";
+      // PostgreSQL's seq is its insertion order (SQLite's rowid), which no insert writes.
+      const columns = (await store.query<{ name: string }>(sql)).map((c) => c.name).filter((name) => name !== 'seq');
+      assert.deepEqual(columns.sort(), [...USAGE_COLUMNS].sort());
+    } finally {
+      await store.close();
+    }
+  });
+}
