@@ -40,6 +40,8 @@ export interface TimeSeries {
   requests: number[];
   cost: number[];
   tokens: number[];
+  /** Failed requests (status 400 and up). */
+  errors: number[];
   /** Failed requests / requests, in percent; null in a bucket without requests. */
   errorRate: (number | null)[];
 }
@@ -48,7 +50,7 @@ export interface TimeSeries {
 export function timeSeries(rows: readonly SummaryRow[], period: Period, now = Date.now()): TimeSeries {
   const { buckets, seconds } = RANGES[period];
   const start = rangeStart(period, now);
-  const series: TimeSeries = { times: [], requests: [], cost: [], tokens: [], errorRate: [] };
+  const series: TimeSeries = { times: [], requests: [], cost: [], tokens: [], errors: [], errorRate: [] };
   const byBucket = new Map<number, SummaryRow>();
   for (const row of rows) byBucket.set(Math.floor(bucketSeconds(groupOf(row, period)) / seconds) * seconds, row);
   for (let i = 0; i < buckets; i++) {
@@ -58,6 +60,7 @@ export function timeSeries(rows: readonly SummaryRow[], period: Period, now = Da
     series.requests.push(row?.requests ?? 0);
     series.cost.push(row?.cost ?? 0);
     series.tokens.push(row ? totalTokens(row) : 0);
+    series.errors.push(row ? errorsOf(row) : 0);
     series.errorRate.push(row && row.requests > 0 ? (100 * errorsOf(row)) / row.requests : null);
   }
   return series;
