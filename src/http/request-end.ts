@@ -118,10 +118,11 @@ export function registerRequestEnd(
    * ledger); a request without a valid key is only counted, per minute — it names no key to file it under.
    */
   function recordOutcome(outcome: RequestOutcome): void {
-    if (outcome.endpoint !== undefined && outcome.keyId !== undefined && !outcome.billed) {
-      outcomes.record(outcomeRecord(outcome, outcome.requestId, outcome.keyId, outcome.requestedModel, outcome.status, outcome.error));
-    } else if (outcome.error?.code === 'invalid_api_key') {
+    // A key revoked or expired after it was read (the hold's admission re-checks it) is no valid key either.
+    if (outcome.error?.code === 'invalid_api_key') {
       outcomes.countUnauthenticated();
+    } else if (outcome.endpoint !== undefined && outcome.keyId !== undefined && !outcome.billed) {
+      outcomes.record(outcomeRecord(outcome, outcome.requestId, outcome.keyId, outcome.requestedModel, outcome.status, outcome.error));
     }
   }
 

@@ -66,7 +66,10 @@ export function ledgerTrail(dbPath: string, keyId: string): LedgerTrail {
     for (const row of db.prepare('SELECT request_id, amount, status FROM holds WHERE key_id = ?').all(keyId) as Array<{ request_id: string } & HoldRecord>) {
       holds.set(row.request_id, { amount: row.amount, status: row.status });
     }
-    const usageRequestIds = new Set((db.prepare('SELECT request_id FROM usage_records').all() as Array<{ request_id: string }>).map((r) => r.request_id));
+    // The rows that go with money; a refusal's row (usage_source 'none') moves none.
+    const usageRequestIds = new Set(
+      (db.prepare("SELECT request_id FROM usage_records WHERE usage_source <> 'none'").all() as Array<{ request_id: string }>).map((r) => r.request_id),
+    );
     return { entries, holds, usageRequestIds };
   });
 }

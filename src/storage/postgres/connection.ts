@@ -1,7 +1,7 @@
 // Opens a PostgreSQL pool (node-postgres) and applies migrations.
 import pg from 'pg';
 import type { ReachabilityObserver } from '../types.js';
-import { POSTGRES_MIGRATIONS } from './migrations.js';
+import { postgresMigrations } from './migrations.js';
 
 export type PostgresPool = pg.Pool;
 export type PostgresClient = pg.PoolClient;
@@ -133,7 +133,7 @@ async function migrate(pool: PostgresPool): Promise<void> {
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
     const { rows } = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations');
     const current = rows[0]?.version ?? 0;
-    for (const migration of POSTGRES_MIGRATIONS) {
+    for (const migration of postgresMigrations()) {
       if (migration.version <= current) continue;
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [

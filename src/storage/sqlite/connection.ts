@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { SQLITE_MIGRATIONS } from './migrations.js';
+import { sqliteMigrations } from './migrations.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -27,7 +27,7 @@ function migrate(db: SqliteDatabase): void {
   // IMMEDIATE: two processes starting at once (serve and a CLI command) apply each migration once.
   db.transaction(() => {
     const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
-    for (const migration of SQLITE_MIGRATIONS) {
+    for (const migration of sqliteMigrations()) {
       if (migration.version <= row.version) continue;
       db.exec(migration.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
