@@ -1,14 +1,12 @@
-// Replays recorded upstream bytes through the OpenAI-family stream path exactly as the gateway runs it
-// (src/pipeline/chat-stream.ts relay/forward): bytes → SseDecoder.push per read, SseDecoder.end(),
-// OpenAIChatStreamTranslator.onEvent per event (or another adapter's translator, see TranslatorFactory),
-// OutputMeter.observeChunk per emitted chunk, and each chunk serialised with the client-facing encoder.
-// No network, no timers.
+// Replays recorded upstream bytes through the chat stream path as the gateway runs it
+// (src/pipeline/upstream-stream.ts): bytes → the kind's frame decoder, push per read, end() at the end →
+// the chat API's ClientStream per event (the production class: the adapter's translator — OpenAI's by
+// default, see TranslatorFactory — its meter, and the client-facing frames). No network, no timers.
 import { readFileSync } from 'node:fs';
-import { OutputMeter } from '../../src/api/openai-chat/output-meter.js';
+import { ChatClientStream } from '../../src/api/openai-chat/stream.js';
+import { frameDecoder } from '../../src/providers/framing/index.js';
 import { OpenAIChatStreamTranslator } from '../../src/providers/openai/stream.js';
 import type { ChatStreamTranslator, JsonObject, ReportedUsage, UpstreamTarget } from '../../src/providers/types.js';
-import { SseDecoder } from '../../src/providers/framing/sse.js';
-import { encodeSseData } from '../../src/api/sse.js';
 import { testCompatibleProvider, testTarget } from '../support/provider-fixture.js';
 
 export const CLIENT_MODEL = 'client-model';
@@ -31,7 +29,8 @@ export interface Replay {
   readonly created: number;
   /** Upstream SSE events the decoder produced (including [DONE] and swallowed ones). */
   readonly events: number;
-  readonly meter: OutputMeter;
+  /** What the client stream's meter saw. */
+  readonly meter: { readonly sawOutput: boolean; readonly sawFinish: boolean; tokens(): number };
 }
 
 /**
@@ -84,19 +83,15 @@ function withMadeUpFieldsNumbered(wire: string): string {
 }
 
 function pump(bytes: Buffer, splitAt: readonly number[], target: UpstreamTarget, createTranslator: TranslatorFactory): Omit<Replay, 'chunks'> {
-  const decoder = new SseDecoder();
+  const decoder = frameDecoder('sse');
   const translator = createTranslator(target);
-  const meter = new OutputMeter();
+  const client = new ChatClientStream(translator, target.clientModel, 'req_replay');
   let wire = '';
   let events = 0;
   const forward = (batch: readonly { event: string | undefined; data: string }[]): void => {
     for (const event of batch) {
       events++;
-      const chunk = translator.onEvent(event);
-      if (chunk) {
-        meter.observeChunk(chunk);
-        wire += encodeSseData(chunk);
-      }
+      wire += client.push(event);
     }
   };
   let start = 0;
@@ -114,7 +109,7 @@ function pump(bytes: Buffer, splitAt: readonly number[], target: UpstreamTarget,
     id: translator.id,
     created: translator.created,
     events,
-    meter,
+    meter: { sawOutput: client.sawOutput, sawFinish: client.sawFinish, tokens: () => client.delivered() },
   };
 }
 
