@@ -5,15 +5,15 @@ import { getJson, newIdempotencyKey } from '../api.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { createKey, revokeKey, rotateKey, topUpKey, updateKey } from '../keys-api.js';
-import type { KeyObject, Limits, ListPage, UpstreamHealth } from '../types.js';
+import type { KeyJson, LimitsJson, ProviderHealthJson } from '../types.js';
 import { ConfirmDialog, CreateDialog, EditDialog, SecretDialog, TopUpDialog } from './key-dialogs.js';
 
 export type KeyAction =
   | { kind: 'create' }
-  | { kind: 'topup' | 'edit' | 'revoke' | 'rotate'; key: KeyObject }
-  | { kind: 'secret'; key: KeyObject; secret: string; title: string };
+  | { kind: 'topup' | 'edit' | 'revoke' | 'rotate'; key: KeyJson }
+  | { kind: 'secret'; key: KeyJson; secret: string; title: string };
 
-export function limitsText(l: Limits): string {
+export function limitsText(l: LimitsJson): string {
   const parts: string[] = [];
   if (l.rpm !== null) parts.push(`${count(l.rpm)} rpm`);
   if (l.tpm !== null) parts.push(`${count(l.tpm)} tpm`);
@@ -22,10 +22,10 @@ export function limitsText(l: Limits): string {
   return parts.join(', ') || 'none';
 }
 
-export const modelsText = (models: KeyObject['allowed_models']): string => (models === '*' ? 'all' : models.join(', ') || 'none');
+export const modelsText = (models: KeyJson['allowed_models']): string => (models === '*' ? 'all' : models.join(', ') || 'none');
 
 /** The buttons for an active key's actions. */
-export function KeyActions({ keyObject: k, onAction }: { keyObject: KeyObject; onAction: (action: KeyAction) => void }) {
+export function KeyActions({ keyObject: k, onAction }: { keyObject: KeyJson; onAction: (action: KeyAction) => void }) {
   return (
     <span class="row-actions">
       <button class="link" data-action="topup" onClick={() => onAction({ kind: 'topup', key: k })}>
@@ -57,7 +57,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
   // Model IDs to suggest in the forms: every model a configured upstream serves (the others are not offered).
   const models = useLoad(
     () =>
-      getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.filter((u) => u.configured !== false).flatMap((u) => u.models ?? []))].sort()),
+      getJson<ProviderHealthJson>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.filter((u) => u.configured).flatMap((u) => u.models))].sort()),
     [token],
   );
   const close = () => setAction(undefined);

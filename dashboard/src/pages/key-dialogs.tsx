@@ -6,7 +6,7 @@ import { newIdempotencyKey } from '../api.js';
 import { Modal } from '../components/modal.js';
 import { SecretBox } from '../components/secret-box.js';
 import { usd } from '../format.js';
-import type { KeyObject } from '../types.js';
+import type { IssuedKeyJson, KeyJson } from '../types.js';
 import { KeyForm, type KeyFormValues } from './key-form.js';
 
 /** Runs an action, keeping the busy flag and the error message. */
@@ -34,14 +34,14 @@ const ErrorLine = ({ error }: { error: string | undefined }) =>
     </p>
   ) : null;
 
-interface FormDialogProps {
+interface FormDialogProps<T extends KeyJson = KeyJson> {
   suggestions: readonly string[];
   onClose: () => void;
-  submit: (values: KeyFormValues) => Promise<KeyObject>;
-  onDone: (key: KeyObject) => void;
+  submit: (values: KeyFormValues) => Promise<T>;
+  onDone: (key: T) => void;
 }
 
-export function CreateDialog({ suggestions, onClose, submit, onDone }: FormDialogProps) {
+export function CreateDialog({ suggestions, onClose, submit, onDone }: FormDialogProps<IssuedKeyJson>) {
   const { busy, error, run } = useAction(onDone);
   return (
     <Modal id="create" title="New key" onClose={onClose}>
@@ -51,7 +51,7 @@ export function CreateDialog({ suggestions, onClose, submit, onDone }: FormDialo
   );
 }
 
-export function EditDialog({ editing, suggestions, onClose, submit, onDone }: FormDialogProps & { editing: KeyObject }) {
+export function EditDialog({ editing, suggestions, onClose, submit, onDone }: FormDialogProps & { editing: KeyJson }) {
   const { busy, error, run } = useAction(onDone);
   return (
     <Modal id="edit" title={`Edit ${editing.name}`} onClose={onClose}>
@@ -67,10 +67,10 @@ export function TopUpDialog({
   submit,
   onDone,
 }: {
-  target: KeyObject;
+  target: KeyJson;
   onClose: () => void;
-  submit: (amount: string, note: string | undefined, idempotencyKey: string) => Promise<KeyObject>;
-  onDone: (key: KeyObject) => void;
+  submit: (amount: string, note: string | undefined, idempotencyKey: string) => Promise<KeyJson>;
+  onDone: (key: KeyJson) => void;
 }) {
   // One Idempotency-Key per amount and note: resubmitting the same top-up never credits twice, while a
   // corrected amount after a refusal is a new request.
@@ -108,7 +108,7 @@ export function TopUpDialog({
   );
 }
 
-export function ConfirmDialog({
+export function ConfirmDialog<T extends KeyJson>({
   id,
   title,
   text,
@@ -124,8 +124,8 @@ export function ConfirmDialog({
   confirmLabel: string;
   danger?: boolean;
   onClose: () => void;
-  submit: (idempotencyKey: string) => Promise<KeyObject>;
-  onDone: (key: KeyObject) => void;
+  submit: (idempotencyKey: string) => Promise<T>;
+  onDone: (key: T) => void;
 }) {
   const [idempotencyKey] = useState(newIdempotencyKey);
   const { busy, error, run } = useAction(onDone);
