@@ -217,6 +217,35 @@ describe('dashboard: the operator', { skip }, () => {
     watched.assertClean();
   });
 
+  test('a rotation retried after its answer was lost says the secret cannot be shown again, never an empty one', async () => {
+    const created: Json = (await admin('POST', '/keys', { name: 'lost-answer', balance: 1 })).json;
+    const watched = await watchPage(browser, 'operator-lost-answer');
+    const page = await signIn(watched);
+    await page.click('[data-nav=keys]');
+    // The first rotation reaches the gateway, which rotates the secret and records its answer, but the
+    // connection drops before the page receives it.
+    let sent = 0;
+    await page.route(`**/admin/v1/keys/${created.id}/rotate`, async (route) => {
+      if (sent++ > 0) return route.continue();
+      await route.fetch();
+      await route.abort('aborted');
+    });
+    await (await rowWhen(page, created.id, 'status', 'active')).locator('[data-action=rotate]').click();
+    await page.click('[data-dialog=rotate] [data-confirm]');
+    await page.locator('[data-dialog=rotate] [role=alert]').waitFor();
+    assert.equal((await call(gw, 'GET', '/key', { key: created.key })).status, 401, 'the secret was rotated all the same');
+
+    // Retried with the dialog's Idempotency-Key: the gateway replays its answer, whose secret is null.
+    await page.click('[data-dialog=rotate] [data-confirm]');
+    const lost = page.locator('[data-dialog=secret] [data-secret-lost]');
+    await lost.waitFor();
+    assert.match((await lost.textContent())!, /never shows a secret twice\. Rotate the key to get a new one\./);
+    assert.equal(await page.locator('[data-secret]').count(), 0, 'no empty secret is offered for copying');
+    assert.equal(sent, 2, 'one rotation sent, then its retry');
+    await watched.shot('rotation-answer-lost');
+    watched.assertClean();
+  });
+
   test('the providers page shows each upstream’s health, and one cooling down after a failure', async () => {
     // A gateway of its own whose upstreams cool down after one failure, for ten minutes.
     const config = mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');

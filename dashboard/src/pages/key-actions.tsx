@@ -11,7 +11,7 @@ import { ConfirmDialog, CreateDialog, EditDialog, SecretDialog, TopUpDialog } fr
 export type KeyAction =
   | { kind: 'create' }
   | { kind: 'topup' | 'edit' | 'revoke' | 'rotate'; key: KeyJson }
-  | { kind: 'secret'; key: KeyJson; secret: string; title: string };
+  | { kind: 'secret'; key: KeyJson; secret: string | null; title: string };
 
 export function limitsText(l: LimitsJson): string {
   const parts: string[] = [];
@@ -72,7 +72,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
           suggestions={models.data ?? []}
           onClose={close}
           submit={(values) => createKey(token, values, newIdempotencyKey())}
-          onDone={(k) => done(`Created ${k.name}.`, { kind: 'secret', key: k, secret: k.key ?? '', title: `New key: ${k.name}` })}
+          onDone={(k) => done(`Created ${k.name}.`, { kind: 'secret', key: k, secret: k.key, title: `New key: ${k.name}` })}
         />
       );
     case 'edit': {
@@ -123,7 +123,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
           confirmLabel="Rotate"
           onClose={close}
           submit={(idem) => rotateKey(token, target.id, idem)}
-          onDone={(k) => done(`Rotated ${k.name}.`, { kind: 'secret', key: k, secret: k.key ?? '', title: `New secret for ${k.name}` })}
+          onDone={(k) => done(`Rotated ${k.name}.`, { kind: 'secret', key: k, secret: k.key, title: `New secret for ${k.name}` })}
         />
       );
     }

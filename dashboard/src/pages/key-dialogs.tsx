@@ -145,10 +145,21 @@ export function ConfirmDialog<T extends KeyJson>({
   );
 }
 
-export function SecretDialog({ title, secret, onClose }: { title: string; secret: string; onClose: () => void }) {
+/**
+ * The secret of a created or rotated key. A retried action (the same Idempotency-Key, after an answer that
+ * never arrived) is answered with a replay whose secret is null: the server keeps only its hash, so the
+ * secret cannot be shown again — say so, and how to get a new one, rather than show an empty secret.
+ */
+export function SecretDialog({ title, secret, onClose }: { title: string; secret: string | null; onClose: () => void }) {
   return (
     <Modal id="secret" title={title} onClose={onClose}>
-      <SecretBox secret={secret} />
+      {secret === null ? (
+        <p class="error" role="alert" data-secret-lost>
+          The secret was in an earlier answer that did not reach this page, and Tollgate never shows a secret twice. Rotate the key to get a new one.
+        </p>
+      ) : (
+        <SecretBox secret={secret} />
+      )}
       <div class="toolbar">
         <button type="button" class="secondary" onClick={onClose} data-close>
           Done
