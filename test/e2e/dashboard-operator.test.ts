@@ -246,6 +246,31 @@ describe('dashboard: the operator', { skip }, () => {
     watched.assertClean();
   });
 
+  test('a create retried after its answer was lost issues one key, not two', async () => {
+    const watched = await watchPage(browser, 'operator-lost-create');
+    const page = await signIn(watched);
+    await page.click('[data-nav=keys]');
+    // The first create reaches the gateway, which issues the key and records its answer, but the
+    // connection drops before the page receives it.
+    let sent = 0;
+    await page.route('**/admin/v1/keys', async (route) => {
+      if (route.request().method() !== 'POST' || sent++ > 0) return route.continue();
+      await route.fetch();
+      await route.abort('aborted');
+    });
+    await page.click('[data-action=create]');
+    await page.fill('#key-name', 'created-once');
+    await page.click('[data-dialog=create] button[type=submit]');
+    await page.locator('[data-dialog=create] [role=alert]').waitFor();
+    // Submitted again, unchanged: the same Idempotency-Key, so the gateway replays its answer.
+    await page.click('[data-dialog=create] button[type=submit]');
+    await page.locator('[data-dialog=secret] [data-secret-lost]').waitFor();
+    assert.equal(sent, 2, 'one create sent, then its retry');
+    const listed: Json[] = (await admin('GET', '/keys?name=created-once')).json.data;
+    assert.equal(listed.length, 1, 'one key issued');
+    watched.assertClean();
+  });
+
   test('the providers page shows each upstream’s health, and one cooling down after a failure', async () => {
     // A gateway of its own whose upstreams cool down after one failure, for ten minutes.
     const config = mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');

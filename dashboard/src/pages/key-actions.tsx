@@ -1,7 +1,7 @@
 // What an operator does to a key — create (the secret shown once), top up, edit limits and models,
 // revoke, rotate — from the keys list or a key's own page: the row of buttons, and the dialog the
 // chosen action opens.
-import { getJson, newIdempotencyKey } from '../api.js';
+import { getJson } from '../api.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { createKey, revokeKey, rotateKey, topUpKey, updateKey } from '../keys-api.js';
@@ -71,7 +71,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
         <CreateDialog
           suggestions={models.data ?? []}
           onClose={close}
-          submit={(values) => createKey(token, values, newIdempotencyKey())}
+          submit={(values, idempotencyKey) => createKey(token, values, idempotencyKey)}
           onDone={(k) => done(`Created ${k.name}.`, { kind: 'secret', key: k, secret: k.key, title: `New key: ${k.name}` })}
         />
       );

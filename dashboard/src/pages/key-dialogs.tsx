@@ -41,11 +41,23 @@ interface FormDialogProps<T extends KeyJson = KeyJson> {
   onDone: (key: T) => void;
 }
 
-export function CreateDialog({ suggestions, onClose, submit, onDone }: FormDialogProps<IssuedKeyJson>) {
+export function CreateDialog({
+  suggestions,
+  onClose,
+  submit,
+  onDone,
+}: Omit<FormDialogProps<IssuedKeyJson>, 'submit'> & { submit: (values: KeyFormValues, idempotencyKey: string) => Promise<IssuedKeyJson> }) {
+  // One Idempotency-Key per set of values in this dialog: resubmitting after a lost answer never issues a
+  // second key, while corrected values after a refusal are a new request.
+  const [idempotencyKeys] = useState(() => new Map<string, string>());
+  const keyFor = (values: KeyFormValues) => {
+    const body = JSON.stringify(values);
+    return idempotencyKeys.get(body) ?? idempotencyKeys.set(body, newIdempotencyKey()).get(body)!;
+  };
   const { busy, error, run } = useAction(onDone);
   return (
     <Modal id="create" title="New key" onClose={onClose}>
-      <KeyForm suggestions={suggestions} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v))} />
+      <KeyForm suggestions={suggestions} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v, keyFor(v)))} />
       <ErrorLine error={error} />
     </Modal>
   );
