@@ -3,10 +3,10 @@
 // page (#/usage/<request id>), and by the key holder's recent requests. Absent fields read "—".
 import { count, ms, text, time, usd } from '../format.js';
 import { requestHref } from '../route.js';
-import type { UsageRow } from '../types.js';
+import type { UsageJson } from '../types.js';
 
 export interface UsageTableProps {
-  rows: readonly UsageRow[];
+  rows: readonly UsageJson[];
   showKey?: boolean;
   keyNames?: Record<string, string>;
   /** Each row opens its request's page (the operator's view). */

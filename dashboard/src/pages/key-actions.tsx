@@ -1,19 +1,19 @@
 // What an operator does to a key — create (the secret shown once), top up, edit limits and models,
 // revoke, rotate — from the keys list or a key's own page: the row of buttons, and the dialog the
 // chosen action opens.
-import { getJson, newIdempotencyKey } from '../api.js';
+import { getJson } from '../api.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { createKey, revokeKey, rotateKey, topUpKey, updateKey } from '../keys-api.js';
-import type { KeyObject, Limits, ListPage, UpstreamHealth } from '../types.js';
+import type { KeyJson, LimitsJson, ProviderHealthJson } from '../types.js';
 import { ConfirmDialog, CreateDialog, EditDialog, SecretDialog, TopUpDialog } from './key-dialogs.js';
 
 export type KeyAction =
   | { kind: 'create' }
-  | { kind: 'topup' | 'edit' | 'revoke' | 'rotate'; key: KeyObject }
-  | { kind: 'secret'; key: KeyObject; secret: string; title: string };
+  | { kind: 'topup' | 'edit' | 'revoke' | 'rotate'; key: KeyJson }
+  | { kind: 'secret'; key: KeyJson; secret: string | null; title: string };
 
-export function limitsText(l: Limits): string {
+export function limitsText(l: LimitsJson): string {
   const parts: string[] = [];
   if (l.rpm !== null) parts.push(`${count(l.rpm)} rpm`);
   if (l.tpm !== null) parts.push(`${count(l.tpm)} tpm`);
@@ -22,10 +22,10 @@ export function limitsText(l: Limits): string {
   return parts.join(', ') || 'none';
 }
 
-export const modelsText = (models: KeyObject['allowed_models']): string => (models === '*' ? 'all' : models.join(', ') || 'none');
+export const modelsText = (models: KeyJson['allowed_models']): string => (models === '*' ? 'all' : models.join(', ') || 'none');
 
 /** The buttons for an active key's actions. */
-export function KeyActions({ keyObject: k, onAction }: { keyObject: KeyObject; onAction: (action: KeyAction) => void }) {
+export function KeyActions({ keyObject: k, onAction }: { keyObject: KeyJson; onAction: (action: KeyAction) => void }) {
   return (
     <span class="row-actions">
       <button class="link" data-action="topup" onClick={() => onAction({ kind: 'topup', key: k })}>
@@ -57,7 +57,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
   // Model IDs to suggest in the forms: every model a configured upstream serves (the others are not offered).
   const models = useLoad(
     () =>
-      getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.filter((u) => u.configured !== false).flatMap((u) => u.models ?? []))].sort()),
+      getJson<ProviderHealthJson>('/admin/v1/providers', { token }).then((p) => [...new Set(p.data.filter((u) => u.configured).flatMap((u) => u.models))].sort()),
     [token],
   );
   const close = () => setAction(undefined);
@@ -71,8 +71,8 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
         <CreateDialog
           suggestions={models.data ?? []}
           onClose={close}
-          submit={(values) => createKey(token, values, newIdempotencyKey())}
-          onDone={(k) => done(`Created ${k.name}.`, { kind: 'secret', key: k, secret: k.key ?? '', title: `New key: ${k.name}` })}
+          submit={(values, idempotencyKey) => createKey(token, values, idempotencyKey)}
+          onDone={(k) => done(`Created ${k.name}.`, { kind: 'secret', key: k, secret: k.key, title: `New key: ${k.name}` })}
         />
       );
     case 'edit': {
@@ -123,7 +123,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
           confirmLabel="Rotate"
           onClose={close}
           submit={(idem) => rotateKey(token, target.id, idem)}
-          onDone={(k) => done(`Rotated ${k.name}.`, { kind: 'secret', key: k, secret: k.key ?? '', title: `New secret for ${k.name}` })}
+          onDone={(k) => done(`Rotated ${k.name}.`, { kind: 'secret', key: k, secret: k.key, title: `New secret for ${k.name}` })}
         />
       );
     }

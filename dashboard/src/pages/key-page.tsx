@@ -11,7 +11,7 @@ import { time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { requestHref } from '../route.js';
 import { totals } from '../summary.js';
-import type { KeyObject, LedgerEntry, ListPage, SummaryRow } from '../types.js';
+import type { KeyJson, LedgerEntryJson, ListPage, UsageTotalsJson } from '../types.js';
 import { listUsage } from '../usage-api.js';
 import { EMPTY_FILTERS, rememberView } from '../usage-filters.js';
 import { KeyActionDialogs, KeyActions, limitsText, modelsText, type KeyAction } from './key-actions.js';
@@ -20,7 +20,7 @@ const LEDGER_PAGE = 20;
 const RECENT = 10;
 
 /** How each kind of ledger entry reads, and what its amount did. */
-const KINDS: Record<LedgerEntry['kind'], { label: string; amount: (usd: number) => string; forRequest: boolean }> = {
+const KINDS: Record<LedgerEntryJson['kind'], { label: string; amount: (usd: number) => string; forRequest: boolean }> = {
   topup: { label: 'Top-up', amount: (v) => `+${usd(v)}`, forRequest: false },
   adjust: { label: 'Adjustment', amount: (v) => (v < 0 ? usd(v) : `+${usd(v)}`), forRequest: false },
   hold: { label: 'Hold', amount: (v) => `${usd(v)} held`, forRequest: true },
@@ -34,10 +34,10 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
   const [message, setMessage] = useState<string | undefined>();
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const after = cursors[cursors.length - 1];
-  const key = useLoad(() => getJson<KeyObject>(path, { token }), [token, id]);
+  const key = useLoad(() => getJson<KeyJson>(path, { token }), [token, id]);
   // All-time figures: the usage summary of this key (its cost is what the key was charged).
-  const spent = useLoad(() => getAll<SummaryRow>('/admin/v1/usage/summary', token, { group_by: 'key', key_id: id }).then(totals), [token, id]);
-  const ledger = useLoad(() => getJson<ListPage<LedgerEntry>>(withQuery(`${path}/ledger`, { limit: LEDGER_PAGE, after }), { token }), [token, id, after]);
+  const spent = useLoad(() => getAll<UsageTotalsJson>('/admin/v1/usage/summary', token, { group_by: 'key', key_id: id }).then(totals), [token, id]);
+  const ledger = useLoad(() => getJson<ListPage<LedgerEntryJson>>(withQuery(`${path}/ledger`, { limit: LEDGER_PAGE, after }), { token }), [token, id, after]);
   const recent = useLoad(() => listUsage(token, { key_id: id, limit: RECENT }), [token, id]);
   const reloadAll = () => {
     key.reload();
@@ -60,7 +60,7 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
   if (!key.data) return <p class="loading">Loading…</p>;
   const k = key.data;
   const l = k.limits;
-  const metadata = Object.entries(k.metadata ?? {});
+  const metadata = Object.entries(k.metadata);
   return (
     <section class="key-page" data-key-page={k.id} data-status={k.status}>
       <p>
@@ -98,7 +98,7 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
         <dd>{time(k.created_at)}</dd>
         <dt>Expires</dt>
         <dd data-field="expires">{k.expires_at ? time(k.expires_at) : 'never'}</dd>
-        <dt>Limits</dt>
+        <dt>LimitsJson</dt>
         <dd data-field="limits">{limitsText(l)}</dd>
         {l.budget !== null && (
           <>
@@ -110,12 +110,8 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
         )}
         <dt>Models</dt>
         <dd data-field="models">{modelsText(k.allowed_models)}</dd>
-        {k.clamp_max_tokens !== undefined && (
-          <>
-            <dt>Unaffordable max_tokens</dt>
-            <dd>{k.clamp_max_tokens ? 'lowered to what the balance covers' : 'refused (402)'}</dd>
-          </>
-        )}
+        <dt>Unaffordable max_tokens</dt>
+        <dd>{k.clamp_max_tokens ? 'lowered to what the balance covers' : 'refused (402)'}</dd>
         <dt>Metadata</dt>
         <dd data-field="metadata">
           {metadata.length === 0
@@ -178,7 +174,7 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
   );
 }
 
-function LedgerTable({ entries }: { entries: readonly LedgerEntry[] }) {
+function LedgerTable({ entries }: { entries: readonly LedgerEntryJson[] }) {
   if (entries.length === 0) return <p class="hint">No ledger entries yet.</p>;
   return (
     <div class="table-scroll">
@@ -194,13 +190,13 @@ function LedgerTable({ entries }: { entries: readonly LedgerEntry[] }) {
         </thead>
         <tbody>
           {entries.map((e) => {
-            const kind = KINDS[e.kind] ?? { label: e.kind, amount: usd, forRequest: false };
+            const kind = KINDS[e.kind];
             return (
               <tr key={String(e.id)} data-entry={String(e.id)} data-kind={e.kind} data-amount={String(e.amount)}>
                 <td>{time(e.created_at)}</td>
                 <td>{kind.label}</td>
                 <td class="num">{kind.amount(e.amount)}</td>
-                <td>{!e.request_id ? '—' : kind.forRequest ? <a href={requestHref(e.request_id)}>{e.request_id}</a> : <code class="hint">{e.request_id}</code>}</td>
+                <td>{kind.forRequest ? <a href={requestHref(e.request_id)}>{e.request_id}</a> : <code class="hint">{e.request_id}</code>}</td>
                 <td class="wrap">{e.note ?? ''}</td>
               </tr>
             );

@@ -72,7 +72,7 @@ export function KeysPage({ token }: { token: string }) {
                 <th class="num">Balance</th>
                 <th class="num">Held</th>
                 <th class="num">Available</th>
-                <th>Limits</th>
+                <th>LimitsJson</th>
                 <th>Models</th>
                 <th>Expires</th>
                 <th class="actions">

@@ -10,15 +10,15 @@ import { UsageTable } from '../components/usage-table.js';
 import { count, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { RANGES, rangeStart, timeSeries, totals, type Period } from '../summary.js';
-import type { ListPage, ModelEntry, OwnKey, SummaryRow, UsageRow } from '../types.js';
+import type { KeyHolderAnswerJson, KeyHolderJson, ListPage, ModelJson, ModelListJson, UsageJson, UsageTotalsJson } from '../types.js';
 
 const RECENT = 20;
 
 interface MeData {
-  key: OwnKey;
-  models: ModelEntry[];
-  recent: UsageRow[];
-  summary: SummaryRow[];
+  key: KeyHolderJson;
+  models: ModelJson[];
+  recent: UsageJson[];
+  summary: UsageTotalsJson[];
   loadedAt: number;
   /** The range the data are for (the select may already name the next one while it loads). */
   period: Period;
@@ -28,10 +28,10 @@ async function loadMe(token: string, period: Period): Promise<MeData> {
   const now = Date.now();
   const since = new Date(rangeStart(period, now) * 1000).toISOString();
   const [key, models, recent, summary] = await Promise.all([
-    getJson<{ data: OwnKey }>('/v1/key', { token }),
-    getJson<{ data: ModelEntry[] }>('/v1/models', { token }),
-    getJson<ListPage<UsageRow>>(withQuery('/v1/key/usage', { limit: RECENT }), { token }),
-    getAll<SummaryRow>('/v1/key/usage/summary', token, { group_by: period, since }),
+    getJson<KeyHolderAnswerJson>('/v1/key', { token }),
+    getJson<ModelListJson>('/v1/models', { token }),
+    getJson<ListPage<UsageJson>>(withQuery('/v1/key/usage', { limit: RECENT }), { token }),
+    getAll<UsageTotalsJson>('/v1/key/usage/summary', token, { group_by: period, since }),
   ]);
   const newestFirst = [...recent.data].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
   return { key: key.data, models: models.data, recent: newestFirst, summary, loadedAt: now, period };

@@ -10,14 +10,14 @@ import { TimeChart } from '../components/time-chart.js';
 import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { RANGES, groupOf, rangeStart, timeSeries, totals, totalTokens, type Period } from '../summary.js';
-import type { KeyObject, SummaryRow, UnauthenticatedBucket } from '../types.js';
+import type { KeyJson, UnauthenticatedJson, UsageTotalsJson } from '../types.js';
 import { listAllKeys } from '../keys-api.js';
 
 interface OverviewData {
-  byTime: SummaryRow[];
-  byModel: SummaryRow[];
-  byKey: SummaryRow[];
-  keys: KeyObject[];
+  byTime: UsageTotalsJson[];
+  byModel: UsageTotalsJson[];
+  byKey: UsageTotalsJson[];
+  keys: KeyJson[];
   /** Requests refused for a missing or unknown key in the range. */
   refusedBadKey: number;
   loadedAt: number;
@@ -30,7 +30,7 @@ const TOP = 8;
 async function loadOverview(token: string, period: Period): Promise<OverviewData> {
   const now = Date.now();
   const since = new Date(rangeStart(period, now) * 1000).toISOString();
-  const summary = (groupBy: string) => getAll<SummaryRow>('/admin/v1/usage/summary', token, { group_by: groupBy, since });
+  const summary = (groupBy: string) => getAll<UsageTotalsJson>('/admin/v1/usage/summary', token, { group_by: groupBy, since });
   const [byTime, byModel, byKey, keys, refusedBadKey] = await Promise.all([
     summary(period),
     summary('model'),
@@ -43,11 +43,11 @@ async function loadOverview(token: string, period: Period): Promise<OverviewData
 
 /**
  * Requests without a valid key are no usage rows (a flood of bad keys must not grow the database); the
- * gateway counts them per minute instead, summed here over the range.
+ * gateway counts them per minute instead, and answers their total over the range.
  */
 async function countRefusedBadKey(token: string, period: Period, since: string): Promise<number> {
-  const buckets = await getJson<{ data: UnauthenticatedBucket[] }>(withQuery('/admin/v1/usage/unauthenticated', { since, group_by: period }), { token });
-  return buckets.data.reduce((n, b) => n + b.requests, 0);
+  const counts = await getJson<UnauthenticatedJson>(withQuery('/admin/v1/usage/unauthenticated', { since, group_by: period }), { token });
+  return counts.total;
 }
 
 export function OverviewPage({ token }: { token: string }) {
@@ -78,7 +78,7 @@ export function OverviewPage({ token }: { token: string }) {
   const names = Object.fromEntries(data.keys.map((k) => [k.id, k.name]));
   const holding = data.keys.filter((k) => k.held > 0).sort((a, b) => b.held - a.held);
   const heldNano = holding.reduce((n, k) => n + Math.round(k.held * 1e9), 0);
-  const byCost = (rows: SummaryRow[]) => [...rows].sort((a, b) => b.cost - a.cost || b.requests - a.requests).slice(0, TOP);
+  const byCost = (rows: UsageTotalsJson[]) => [...rows].sort((a, b) => b.cost - a.cost || b.requests - a.requests).slice(0, TOP);
 
   return (
     <section class="overview">
@@ -111,11 +111,11 @@ export function OverviewPage({ token }: { token: string }) {
       <div class="columns">
         <div>
           <h3>Top models</h3>
-          <SummaryTable id="top-models" rows={byCost(data.byModel)} label="Model" name={(r) => groupOf(r, 'model')} />
+          <SummaryTable id="top-models" rows={byCost(data.byModel)} label="Model" name={groupOf} />
         </div>
         <div>
           <h3>Top keys</h3>
-          <SummaryTable id="top-keys" rows={byCost(data.byKey)} label="Key" name={(r) => names[groupOf(r, 'key')] ?? groupOf(r, 'key')} />
+          <SummaryTable id="top-keys" rows={byCost(data.byKey)} label="Key" name={(r) => names[groupOf(r)] ?? groupOf(r)} />
         </div>
       </div>
       <h3>Holds in flight</h3>
@@ -145,7 +145,7 @@ export function OverviewPage({ token }: { token: string }) {
   );
 }
 
-function SummaryTable({ id, rows, label, name }: { id: string; rows: SummaryRow[]; label: string; name: (r: SummaryRow) => string }) {
+function SummaryTable({ id, rows, label, name }: { id: string; rows: UsageTotalsJson[]; label: string; name: (r: UsageTotalsJson) => string }) {
   if (rows.length === 0) return <p class="hint">No requests in this range.</p>;
   return (
     <table class={id}>

@@ -7,23 +7,23 @@ import { getJson } from '../api.js';
 import { count, ms, text, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { keyHref } from '../route.js';
-import type { KeyObject, UsageRow } from '../types.js';
+import type { KeyJson, UsageJson } from '../types.js';
 import { findUsageRow } from '../usage-api.js';
 
 interface RequestData {
-  row: UsageRow | undefined;
+  row: UsageJson | undefined;
   /** The key, for its name; undefined when it could not be read. */
-  key: KeyObject | undefined;
+  key: KeyJson | undefined;
 }
 
 async function loadRequest(token: string, id: string): Promise<RequestData> {
   const row = await findUsageRow(token, id);
   if (!row) return { row, key: undefined };
-  const key = await getJson<KeyObject>(`/admin/v1/keys/${encodeURIComponent(row.key_id)}`, { token }).catch(() => undefined);
+  const key = await getJson<KeyJson>(`/admin/v1/keys/${encodeURIComponent(row.key_id)}`, { token }).catch(() => undefined);
   return { row, key };
 }
 
-const SOURCES: Record<string, string> = {
+const SOURCES: Record<UsageJson['usage_source'], string> = {
   upstream: 'the upstream’s own count',
   estimated: 'estimated (the upstream sent no usage)',
   none: 'none (no upstream answered)',
@@ -65,7 +65,7 @@ export function RequestPage({ token, id }: { token: string; id: string }) {
   );
 }
 
-function RequestDetail({ row: r, keyObject }: { row: UsageRow; keyObject: KeyObject | undefined }) {
+function RequestDetail({ row: r, keyObject }: { row: UsageJson; keyObject: KeyJson | undefined }) {
   const failed = r.status >= 400;
   return (
     <div data-request-detail={r.request_id}>
@@ -105,7 +105,7 @@ function RequestDetail({ row: r, keyObject }: { row: UsageRow; keyObject: KeyObj
           <span data-usd={String(r.cost)}>{usd(r.cost)}</span>
         </Fact>
         <Fact name="usage_source" label="Usage">
-          {SOURCES[r.usage_source] ?? r.usage_source}
+          {SOURCES[r.usage_source]}
         </Fact>
       </dl>
 

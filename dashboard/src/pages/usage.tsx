@@ -12,7 +12,7 @@ import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { listAllKeys } from '../keys-api.js';
 import { totals } from '../summary.js';
-import type { SummaryRow } from '../types.js';
+import type { UsageTotalsJson } from '../types.js';
 import { listUsage } from '../usage-api.js';
 import { EMPTY_FILTERS, STATUS_CHOICES, queryOf, rememberView, rememberedView, type Filters, type UsageView } from '../usage-filters.js';
 
@@ -31,7 +31,7 @@ export function UsagePage({ token }: { token: string }) {
   const keys = useLoad(() => listAllKeys(token), [token]);
   const rows = useLoad(() => listUsage(token, { ...queryOf(filters), limit: PAGE_SIZE, after }), [token, filters, after]);
   // The totals of everything the filters match (not just this page), from the summary by day.
-  const matching = useLoad(() => getAll<SummaryRow>('/admin/v1/usage/summary', token, { ...queryOf(filters), group_by: 'day' }).then(totals), [token, filters]);
+  const matching = useLoad(() => getAll<UsageTotalsJson>('/admin/v1/usage/summary', token, { ...queryOf(filters), group_by: 'day' }).then(totals), [token, filters]);
   const names = Object.fromEntries((keys.data ?? []).map((k) => [k.id, k.name]));
   const pageCostNano = (rows.data?.data ?? []).reduce((n, r) => n + Math.round(r.cost * 1e9), 0);
 

@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bucketLabel, errorRateText, requestsChartText, spendText, tokensText } from '../../../dashboard/src/chart-text.js';
 import { timeSeries } from '../../../dashboard/src/summary.js';
-import type { SummaryRow } from '../../../dashboard/src/types.js';
+import type { UsageTotalsJson } from '../../../dashboard/src/types.js';
 
 const UTC = { locale: 'en-US', timeZone: 'UTC' } as const;
 const NOW = Date.UTC(2026, 10, 25, 14, 41);
 const hour = (h: number) => new Date(Date.UTC(2026, 10, 25, h)).toISOString();
-const row = (group: string, requests: number, cost: number, errors = 0): SummaryRow => ({ group, requests, errors, input_tokens: 100 * requests, output_tokens: 20 * requests, cost });
+const row = (group: string, requests: number, cost: number, errors = 0): UsageTotalsJson => ({ group, requests, errors, input_tokens: 100 * requests, cached_input_tokens: 0, output_tokens: 20 * requests, reasoning_tokens: 0, cost });
 
 describe('dashboard chart legends', () => {
   const series = timeSeries([row(hour(14), 120, 1.23, 3), row(hour(13), 1, 0.1), row(hour(12), 4, 0.000000001)], 'hour', NOW);
