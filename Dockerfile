@@ -9,7 +9,8 @@
 #
 # /data is the working directory: on first start ./tollgate.yaml is created there from the example
 # (edit it in the volume, or mount your own at /data/tollgate.yaml), and SQLite lives in /data/data/.
-ARG NODE_VERSION=20.20
+# Node 24 (LTS): CI runs the unit tests, an end-to-end smoke and the production install on it.
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS toolchain
 # better-sqlite3 is compiled when no prebuilt binary can be fetched; Node's own headers are used, so
@@ -49,9 +50,11 @@ USER node
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080
-# Readiness, not just liveness: the database answers and the gateway is not shutting down.
+# Readiness, not just liveness: the database answers and the gateway is not shutting down. `tollgate
+# health` asks GET /ready where ./tollgate.yaml (or $TOLLGATE_CONFIG) says the gateway listens, so a
+# changed server.port is followed; it gives up before Docker's own timeout, so the reason is recorded.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["tollgate", "health", "--timeout", "4"]
 # SIGTERM (docker stop) drains in-flight requests for server.shutdown_grace_seconds (default 30 s):
 # give `docker stop` at least that, e.g. `docker stop -t 45 tollgate`.
 STOPSIGNAL SIGTERM
