@@ -24,6 +24,9 @@ const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.m
  * accepted (docs/adr/0031-install-and-node-versions.md).
  */
 const ACCEPTED: Record<string, { major: number; why: string }> = {
+  // The SQLite driver on Node 22.14+ and 24. Installed on Node 20 too, never loaded there: Node 20 has no
+  // Node-API 10, so src/storage/sqlite/driver.ts loads better-sqlite3 12 (better-sqlite3-node20) instead.
+  'better-sqlite3': { major: 20, why: 'installed but not loaded on Node 20, which uses better-sqlite3-node20' },
   // @fastify/static 10.1.4+ (path-alias 403s and other fixes) needs content-disposition 3, an ES module that
   // declares Node >= 22; Node 20.19 loads it through require(esm), and the suite runs on Node 20.
   'content-disposition': { major: 20, why: '@fastify/static security fixes need it; loads on 20.19 via require(esm)' },

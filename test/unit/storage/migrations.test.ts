@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import pg from 'pg';
 import { POSTGRES_MIGRATIONS } from '../../../src/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
@@ -58,7 +58,7 @@ describe('migrations on SQLite', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-migrate-'));
     const file = join(dir, 'old.db');
     try {
-      const old = new Database(file);
+      const old = openSqliteFile(file);
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
       old.exec(SQLITE_MIGRATIONS[0]!.sql);
       old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(SQLITE_MIGRATIONS[0]!.name, new Date(T0).toISOString());
@@ -66,7 +66,7 @@ describe('migrations on SQLite', () => {
       old.close();
 
       const store = openSqliteStore(file);
-      const reader = new Database(file, { readonly: true });
+      const reader = openSqliteFile(file, { readonly: true });
       try {
         const versions = reader.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>;
         assert.deepEqual(versions.map((v) => v.version), SQLITE_MIGRATIONS.map((m) => m.version));

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import { openSqlite } from '../../../src/storage/sqlite/connection.js';
 import { WriteBatcher } from '../../../src/storage/sqlite/write-batcher.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { testNewKey } from '../../support/key-fixture.js';
 
 function scratchDb() {
-  const db = new Database(':memory:');
+  const db = openSqliteFile(':memory:');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   return db;
 }
@@ -60,7 +60,7 @@ describe('WriteBatcher', () => {
       const file = join(dir, 'db.sqlite');
       const db = openSqlite(file, 50);
       db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-      const other = new Database(file);
+      const other = openSqliteFile(file);
       other.exec('BEGIN EXCLUSIVE');
       const batcher = new WriteBatcher(db);
       const writes = [1, 2].map((id) => batcher.enqueue(() => db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'x')));
