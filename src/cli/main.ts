@@ -18,6 +18,7 @@ const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) =
   usage: async () => (await import('./usage.js')).registerUsageCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
   config: async () => (await import('./config-check.js')).registerConfigCommands,
+  health: async () => (await import('./health.js')).registerHealthCommand,
 };
 
 /** The command named on the line (the first argument that is not an option or `--config`'s value). */

@@ -4,7 +4,7 @@
 // Redis by killing a redis-server of the test's own, SQLite by another process holding its write lock.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import { postChat, waitFor, type Json } from '../support/e2e.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
@@ -159,7 +159,7 @@ describe('SQLite cannot take writes (another process holds its lock) and then ca
     const key = await gw.createKey({ balance: 5 });
     assert.equal((await postChat(gw, key.key, { model: 'gpt-test', messages })).status, 200);
 
-    const other = new Database(gw.dbPath);
+    const other = openSqliteFile(gw.dbPath);
     try {
       other.exec('BEGIN IMMEDIATE');
       // Each waits the gateway's 1 s busy timeout, then is refused before any upstream call.

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import pg from 'pg';
 import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
 
@@ -59,7 +59,7 @@ describe('the packed gateway', () => {
     const file = join(dir, 'installed.db');
     const store = await (await openStoreModule()).openStore(`sqlite:${file}`);
     await store.close();
-    const db = new Database(file, { readonly: true });
+    const db = openSqliteFile(file, { readonly: true });
     try {
       const rows = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all() as Array<{ version: number; name: string }>;
       assert.deepEqual(rows.map((r) => `${String(r.version).padStart(4, '0')}-${r.name}.sql`), sourceMigrations('sqlite'));

@@ -1,10 +1,10 @@
 // Opens the SQLite database (WAL, so the CLI can write while `serve` runs) and applies migrations.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile, type SqliteDatabase } from './driver.js';
 import { sqliteMigrations } from './migrations.js';
 
-export type SqliteDatabase = Database.Database;
+export type { SqliteDatabase };
 
 /**
  * synchronous=NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or
@@ -12,7 +12,7 @@ export type SqliteDatabase = Database.Database;
  */
 export function openSqlite(file: string, busyTimeoutMs: number): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = openSqliteFile(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import pg from 'pg';
 import { postgresMigrations } from '../../../src/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
@@ -61,7 +61,7 @@ describe('migrations on SQLite', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-migrate-'));
     const file = join(dir, 'old.db');
     try {
-      const old = new Database(file);
+      const old = openSqliteFile(file);
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
       old.exec(sqliteMigrations()[0]!.sql);
       old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(sqliteMigrations()[0]!.name, new Date(T0).toISOString());
@@ -69,7 +69,7 @@ describe('migrations on SQLite', () => {
       old.close();
 
       const store = openSqliteStore(file);
-      const reader = new Database(file, { readonly: true });
+      const reader = openSqliteFile(file, { readonly: true });
       try {
         const versions = reader.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>;
         assert.deepEqual(versions.map((v) => v.version), sqliteMigrations().map((m) => m.version));
@@ -86,7 +86,7 @@ describe('migrations on SQLite', () => {
   test('a version-1 database with data, upgraded, has the same tables, indexes and columns as a new one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-migrate-'));
     try {
-      const old = new Database(join(dir, 'old.db'));
+      const old = openSqliteFile(join(dir, 'old.db'));
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
       old.exec(sqliteMigrations()[0]!.sql);
       old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(sqliteMigrations()[0]!.name, new Date(T0).toISOString());
@@ -94,7 +94,7 @@ describe('migrations on SQLite', () => {
       old.close();
       const schemaOf = async (file: string) => {
         await openSqliteStore(file).close();
-        const db = new Database(file, { readonly: true });
+        const db = openSqliteFile(file, { readonly: true });
         try {
           // Each table's and index's definition as SQLite keeps it, and each table's columns as it reads them
           // (the runner's own schema_migrations aside: this test wrote the old one's CREATE on one line).

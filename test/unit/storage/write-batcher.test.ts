@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import { openSqlite } from '../../../src/storage/sqlite/connection.js';
 import { WriteBatcher } from '../../../src/storage/sqlite/write-batcher.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { testNewKey } from '../../support/key-fixture.js';
 
 function scratchDb() {
-  const db = new Database(':memory:');
+  const db = openSqliteFile(':memory:');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   return db;
 }
@@ -62,7 +62,7 @@ describe('WriteBatcher', () => {
       const file = join(dir, 'db.sqlite');
       const db = openSqlite(file, 50);
       db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-      const other = new Database(file);
+      const other = openSqliteFile(file);
       other.exec('BEGIN EXCLUSIVE');
       const told: string[] = [];
       const batcher = new WriteBatcher(db, { failed: (error) => void told.push(`failed ${(error as { code: string }).code}`), succeeded: () => void told.push('succeeded') });
