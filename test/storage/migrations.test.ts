@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { POSTGRES_MIGRATIONS } from '../../../src/storage/postgres/migrations.js';
-import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import { SQLITE_MIGRATIONS } from '../../../src/storage/sqlite/migrations.js';
-import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import type { Store } from '../../../src/storage/types.js';
-import { freshPgSchema, postgresSkipReason } from '../../support/postgres.js';
+import { POSTGRES_MIGRATIONS } from '../../src/storage/postgres/migrations.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import { SQLITE_MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
+import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import type { Store } from '../../src/storage/types.js';
+import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
 
 const T0 = 1_750_000_000_000;
 
