@@ -1,5 +1,5 @@
 // The settlement matrix (review-2026-11 §3a): for each situation a request can end in once its hold is
-// placed, what it is charged. One case per row (some rows have two or three situations), one loop. Each case
+// placed, what it is charged. One case per situation (a row has one to four), one loop. Each case
 // pins today's answer exactly: the kind of settlement (release / exact / estimate), the nano-dollars
 // charged, the usage row's status and usage_source, and the hold's final state.
 //
@@ -217,9 +217,32 @@ const CASES: readonly Case[] = [
     expect: { settlement: 'estimate', charged: 8_000 + 2_000, status: 499, usageSource: 'estimated', hold: 'captured' },
   },
   {
+    row: 5,
+    // The relay stops growing the hold once the client is gone (ADR 0035 lists it as looking wrong): the key
+    // had 13,000 and is left at -59,000.
+    title: 'a growing-hold stream whose client left after its first output, drained to its usage: charges that usage exactly, past what the hold covered (499)',
+    drive: {
+      request: 'chat-stream',
+      provider: 'on_client_disconnect: drain',
+      growingStep: 2,
+      balance: 8_000 + 2 * 2_000 + 1_000,
+      script: (s) => {
+        s.onFirstOutput(() => s.clientLeaves());
+        s.upstream(streamed(HELLO, () => s.firstOutput, MORE, MORE, MORE, FINISH, usage(12, 30), DONE));
+      },
+    },
+    expect: { settlement: 'exact', charged: 12_000 + 30 * 2_000, status: 499, usageSource: 'upstream', hold: 'captured' },
+  },
+  {
     row: 6,
     title: 'a stream that failed after it began but before any output (a finish chunk, then an error): charges nothing, with the failure mapped (502)',
     drive: { request: 'chat-stream', script: (s) => s.upstream(streamed(FINISH, BROKE)) },
+    expect: { ...NO_OUTPUT_CHARGE, status: 502 },
+  },
+  {
+    row: 6,
+    title: 'a stream that failed after it began but before any output, having reported usage: charges nothing, the usage unused (502)',
+    drive: { request: 'chat-stream', script: (s) => s.upstream(streamed(FINISH, usage(12, 0), BROKE)) },
     expect: { ...NO_OUTPUT_CHARGE, status: 502 },
   },
   {
