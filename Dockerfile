@@ -9,11 +9,13 @@
 #
 # /data is the working directory: on first start ./tollgate.yaml is created there from the example
 # (edit it in the volume, or mount your own at /data/tollgate.yaml), and SQLite lives in /data/data/.
-ARG NODE_VERSION=20.20
+# Node 24 (LTS): CI runs the unit tests, an end-to-end smoke and the production install on it.
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS toolchain
-# better-sqlite3 is compiled when no prebuilt binary can be fetched; Node's own headers are used, so
-# the build needs nothing from the internet but the npm registry.
+# On Node 22.14+ and 24 the SQLite driver (better-sqlite3 13) ships its binary. Only a Node 20 image
+# compiles one, better-sqlite3 12 (better-sqlite3-node20, when no prebuilt binary can be fetched),
+# against Node's own headers, so the build needs nothing from the internet but the npm registry.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
@@ -22,8 +24,8 @@ WORKDIR /app
 
 FROM toolchain AS build
 COPY package.json package-lock.json ./
-# Scripts off: `prepare` would build before the sources are here; the two native packages are rebuilt.
-RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 esbuild
+# Scripts off: `prepare` would build before the sources are here; esbuild's own check is run after.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild esbuild
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY dashboard ./dashboard
@@ -32,7 +34,9 @@ RUN npm run build
 
 FROM toolchain AS deps
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+# The Node 20 driver is built only where it is used: Node-API below 10 (src/storage/sqlite/driver.ts).
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+  && if [ "$(node -p process.versions.napi)" -lt 10 ]; then npm rebuild better-sqlite3-node20; fi
 
 FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production
@@ -49,9 +53,11 @@ USER node
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080
-# Readiness, not just liveness: the database answers and the gateway is not shutting down.
+# Readiness, not just liveness: the database answers and the gateway is not shutting down. `tollgate
+# health` asks GET /ready where ./tollgate.yaml (or $TOLLGATE_CONFIG) says the gateway listens, so a
+# changed server.port is followed; it gives up before Docker's own timeout, so the reason is recorded.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["tollgate", "health", "--timeout", "4"]
 # SIGTERM (docker stop) drains in-flight requests for server.shutdown_grace_seconds (default 30 s):
 # give `docker stop` at least that, e.g. `docker stop -t 45 tollgate`.
 STOPSIGNAL SIGTERM

@@ -3,8 +3,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import pg from 'pg';
+import { openSqliteFile } from '../dist/storage/sqlite/driver.js';
 import { median, round } from './numbers.mjs';
 
 const RESULTS_DIR = fileURLToPath(new URL('results', import.meta.url));
@@ -78,7 +78,7 @@ export async function billingCheck(database, results, via = (v) => v === 'tollga
   const served = extraServed + results.filter((r) => via(r.via)).reduce((n, r) => n + r.completed.warmup + r.completed.measure + r.completed.drain - r.errors, 0);
   const counts = {};
   if (database.startsWith('sqlite:')) {
-    const db = new Database(database.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
+    const db = openSqliteFile(database.slice('sqlite:'.length), { readonly: true, fileMustExist: true });
     try {
       for (const [name, sql] of Object.entries(BILLING_COUNTS)) counts[name] = db.prepare(sql).get().n;
     } finally {

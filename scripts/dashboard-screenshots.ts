@@ -1,7 +1,8 @@
 // Regenerates the README's dashboard screenshots (docs/dashboard-overview.png, docs/dashboard-keys.png)
 // and prints the overview's page weight: a real gateway on a temp database with the mock upstream, a few
-// keys and a day's worth of calls (some failing upstream; the gateway's clock is moved through the last
-// 24 hours so the charts have a shape), photographed in headless Chromium.
+// keys and a day's worth of calls (some failing upstream, a few with a key that does not exist; the
+// gateway's clock is moved through the last 24 hours so the charts have a shape), photographed in
+// headless Chromium.
 //   npm run build && node --import tsx scripts/dashboard-screenshots.ts
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +46,10 @@ try {
       mock.handle(i % 11 === 10 ? errorReply(500, 'upstream exploded') : null);
       const call = client.chat.completions.create({ model: models[i % 3]!, messages: [{ role: 'user', content: 'word '.repeat(20 + ((i * 37) % 400)) }], max_tokens: 200 });
       await call.catch(() => undefined);
+    }
+    // Now and then a client with a key that does not exist: refused, and counted on the overview.
+    if (hour % 5 === 0) {
+      await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer tg-${'0'.repeat(43)}`, 'content-type': 'application/json' }, body: '{}' });
     }
   }
   await clock.set(Date.now());

@@ -17,6 +17,7 @@ import { openRateLimiter } from './limits/open-limiter.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
 import { GatewayMetrics } from './telemetry/metrics.js';
 import { OutcomeRecorder } from './telemetry/outcome-recorder.js';
+import { Reachability } from './telemetry/reachability.js';
 import { collectStartupGarbage, releaseYoungGeneration } from './heap-growth.js';
 
 export interface RunningGateway {
@@ -38,8 +39,21 @@ export interface StartOptions {
 
 export async function startGateway(config: Config, options: StartOptions): Promise<RunningGateway> {
   const { log } = options;
-  // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503).
-  const store = await openDatabase(config.database, { busyTimeoutMs: 1_000 });
+  // The database and Redis going away and coming back: one line each way (telemetry/reachability.ts).
+  const database = new Reachability({
+    log,
+    dependency: 'database',
+    url: config.database,
+    // The word /ready uses (database_unavailable): PostgreSQL unreachable, or SQLite locked or read-only.
+    downMessage: 'database unavailable: requests that need it get 503 ledger_unavailable until it answers',
+    upMessage: 'database answers again',
+  });
+  // A blocked write stalls the event loop while it waits, so the server gives up after 1 s (503). A
+  // database that cannot be opened is a startup error, said once by the CLI: not a warn line too.
+  let opened = false;
+  const reachability = { failed: (error: unknown) => opened && database.failed(error), succeeded: () => database.succeeded() };
+  const store = await openDatabase(config.database, { busyTimeoutMs: 1_000, reachability });
+  opened = true;
   const transport = new UpstreamTransport();
   const health = new UpstreamHealth();
   const sources = {
@@ -47,14 +61,15 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     isCooling: (provider: ProviderConfig, upstreamModel: string) => health.isCooling({ provider, upstreamModel }),
   };
   const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
-  const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds));
+  const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds), () => database.reachable);
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
   const outcomes = new OutcomeRecorder(store.usage, log, { dropped: (rows) => metrics.usageRowsDropped(rows) });
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
-  const limiter = await openRateLimiter(config, log);
-  // Loaded only when configured, like the Redis rate limiter.
-  const cooldowns = config.redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log) : undefined;
+  // Loaded only when configured, like the Redis rate limiter and the shared cool-downs.
+  const redis = config.redis ? (await import('./telemetry/redis-reachability.js')).redisReachability(config.redis, log) : undefined;
+  const limiter = await openRateLimiter(config, log, redis);
+  const cooldowns = config.redis && redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log, redis) : undefined;
   let closing = false;
   const server = buildServer({
     config,
@@ -84,6 +99,8 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     await server.listen({ host, port: options.port ?? config.server.port });
   } catch (error) {
     await outcomes.close();
+    database.close();
+    redis?.close();
     await transport.close();
     await limiter.close();
     await cooldowns?.close();
@@ -117,8 +134,11 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await sweeper.stop();
       await outcomes.close();
       await transport.close();
+      // Connections now close on purpose: not news for the log.
+      redis?.close();
       await limiter.close();
       await cooldowns?.close();
+      database.close();
       await store.close();
     }
   }

@@ -1,27 +1,32 @@
 // The dashboard: sign in, then the operator's pages (admin token) or the key holder's page (a Tollgate
-// key). It talks only to the public APIs (/v1 and /admin/v1), with hash routes (#/keys, #/usage, ...):
-// nothing secret ever goes in the URL.
-import { render } from 'preact';
+// key). It talks only to the public APIs (/v1 and /admin/v1), with hash routes (#/keys, #/usage, ...,
+// and a record's own page: #/keys/<key id>, #/usage/<request id>): nothing secret ever goes in the URL.
+import { render, type FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { setUnauthorizedHandler } from './api.js';
+import { KeyPage } from './pages/key-page.js';
 import { KeysPage } from './pages/keys.js';
 import { MePage } from './pages/me.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProvidersPage } from './pages/providers.js';
+import { RequestPage } from './pages/request.js';
 import { SignIn } from './pages/sign-in.js';
 import { UsagePage } from './pages/usage.js';
+import { parseRoute } from './route.js';
 import { clearSession, loadSession, type Session } from './session.js';
 
-const OPERATOR_PAGES = [
-  { route: '', label: 'Overview', Page: OverviewPage },
-  { route: 'keys', label: 'Keys', Page: KeysPage },
-  { route: 'usage', label: 'Usage', Page: UsagePage },
-  { route: 'providers', label: 'Providers', Page: ProvidersPage },
-] as const;
+type Page = FunctionComponent<{ token: string }>;
+type RecordPage = FunctionComponent<{ token: string; id: string }>;
 
-function currentRoute(): string {
-  return location.hash.replace(/^#\/?/, '') || '';
-}
+/** The operator's pages; `Record` shows one record of the page's kind (#/keys/<id>, #/usage/<id>). */
+const OPERATOR_PAGES: ReadonlyArray<{ route: string; label: string; Page: Page; Record?: RecordPage }> = [
+  { route: '', label: 'Overview', Page: OverviewPage },
+  { route: 'keys', label: 'Keys', Page: KeysPage, Record: KeyPage },
+  { route: 'usage', label: 'Usage', Page: UsagePage, Record: RequestPage },
+  { route: 'providers', label: 'Providers', Page: ProvidersPage },
+];
+
+const currentRoute = () => parseRoute(location.hash);
 
 function App() {
   const [session, setSession] = useState<Session | undefined>(loadSession);
@@ -29,7 +34,11 @@ function App() {
   const [notice, setNotice] = useState<string | undefined>();
 
   useEffect(() => {
-    const onHash = () => setRoute(currentRoute());
+    const onHash = () => {
+      setRoute(currentRoute());
+      // A new page starts at its top, as a link to another document would.
+      scrollTo(0, 0);
+    };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
@@ -43,7 +52,15 @@ function App() {
   useEffect(() => setUnauthorizedHandler(() => signOut('Your session ended: the token is no longer accepted. Sign in again.')), []);
 
   if (!session) return <SignIn notice={notice} onSignedIn={(s) => (setNotice(undefined), setSession(s))} />;
-  const page = OPERATOR_PAGES.find((p) => p.route === route) ?? OPERATOR_PAGES[0];
+  const page = OPERATOR_PAGES.find((p) => p.route === route.page) ?? OPERATOR_PAGES[0]!;
+  const content =
+    session.kind === 'keyholder' ? (
+      <MePage token={session.token} />
+    ) : route.id !== undefined && page.Record ? (
+      <page.Record token={session.token} id={route.id} />
+    ) : (
+      <page.Page token={session.token} />
+    );
   return (
     <div class="shell">
       <header>
@@ -61,7 +78,7 @@ function App() {
           Sign out
         </button>
       </header>
-      <main>{session.kind === 'keyholder' ? <MePage token={session.token} /> : <page.Page token={session.token} />}</main>
+      <main>{content}</main>
     </div>
   );
 }

@@ -1,6 +1,6 @@
 // Usage summaries (GET .../usage/summary) made ready for the page: the group value of a row, and time
 // buckets made dense (an hour with no traffic is a zero on the chart, not a gap the line jumps over).
-import type { GroupBy, SummaryRow } from './types.js';
+import type { UsageTotalsJson } from './types.js';
 
 export type Period = 'hour' | 'day';
 
@@ -17,10 +17,9 @@ export function rangeStart(period: Period, now = Date.now()): number {
   return current - (buckets - 1) * seconds;
 }
 
-/** The row's value for its grouping: under the grouping's own name, else `group`. */
-export function groupOf(row: SummaryRow, by: GroupBy): string {
-  const value = row[by] ?? row.group ?? row.key_id ?? row.bucket;
-  return value === null || value === undefined ? '' : String(value);
+/** The row's group (key id, model, provider or bucket time); '' for the rows without one. */
+export function groupOf(row: UsageTotalsJson): string {
+  return row.group ?? '';
 }
 
 /** A bucket label (ISO date, ISO hour, or epoch) as epoch seconds; NaN when unreadable. */
@@ -40,17 +39,19 @@ export interface TimeSeries {
   requests: number[];
   cost: number[];
   tokens: number[];
+  /** Failed requests (status 400 and up). */
+  errors: number[];
   /** Failed requests / requests, in percent; null in a bucket without requests. */
   errorRate: (number | null)[];
 }
 
 /** Dense series over the range: one point per bucket, zero where the summary has no row. */
-export function timeSeries(rows: readonly SummaryRow[], period: Period, now = Date.now()): TimeSeries {
+export function timeSeries(rows: readonly UsageTotalsJson[], period: Period, now = Date.now()): TimeSeries {
   const { buckets, seconds } = RANGES[period];
   const start = rangeStart(period, now);
-  const series: TimeSeries = { times: [], requests: [], cost: [], tokens: [], errorRate: [] };
-  const byBucket = new Map<number, SummaryRow>();
-  for (const row of rows) byBucket.set(Math.floor(bucketSeconds(groupOf(row, period)) / seconds) * seconds, row);
+  const series: TimeSeries = { times: [], requests: [], cost: [], tokens: [], errors: [], errorRate: [] };
+  const byBucket = new Map<number, UsageTotalsJson>();
+  for (const row of rows) byBucket.set(Math.floor(bucketSeconds(groupOf(row)) / seconds) * seconds, row);
   for (let i = 0; i < buckets; i++) {
     const at = start + i * seconds;
     const row = byBucket.get(at);
@@ -58,21 +59,18 @@ export function timeSeries(rows: readonly SummaryRow[], period: Period, now = Da
     series.requests.push(row?.requests ?? 0);
     series.cost.push(row?.cost ?? 0);
     series.tokens.push(row ? totalTokens(row) : 0);
-    series.errorRate.push(row && row.requests > 0 ? (100 * errorsOf(row)) / row.requests : null);
+    series.errors.push(row?.errors ?? 0);
+    series.errorRate.push(row && row.requests > 0 ? (100 * row.errors) / row.requests : null);
   }
   return series;
 }
 
-export function totalTokens(row: SummaryRow): number {
-  return (row.input_tokens ?? 0) + (row.output_tokens ?? 0);
-}
-
-export function errorsOf(row: SummaryRow): number {
-  return Number(row.errors ?? row.failed_requests ?? 0);
+export function totalTokens(row: UsageTotalsJson): number {
+  return row.input_tokens + row.output_tokens;
 }
 
 /** Sums a list of summary rows into one. */
-export function totals(rows: readonly SummaryRow[]): { requests: number; cost: number; tokens: number; errors: number } {
+export function totals(rows: readonly UsageTotalsJson[]): { requests: number; cost: number; tokens: number; errors: number } {
   let requests = 0;
   let tokens = 0;
   let errors = 0;
@@ -81,7 +79,7 @@ export function totals(rows: readonly SummaryRow[]): { requests: number; cost: n
   for (const row of rows) {
     requests += row.requests;
     tokens += totalTokens(row);
-    errors += errorsOf(row);
+    errors += row.errors;
     nano += Math.round(row.cost * 1e9);
   }
   return { requests, tokens, errors, cost: nano / 1e9 };

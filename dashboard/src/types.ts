@@ -1,109 +1,22 @@
-// The shapes the dashboard reads from the public APIs (product.md §2, §4, §8, §9). Money is USD as a
-// decimal number, exactly as the API gives it; the page never does arithmetic on it beyond display.
-export interface Limits {
-  rpm: number | null;
-  tpm: number | null;
-  max_concurrent: number | null;
-  budget: number | null;
-  budget_period: 'day' | 'week' | 'month' | null;
-}
-
-/** A key object (§2 plus §8's limits), as /admin/v1/keys returns it. */
-export interface KeyObject {
-  id: string;
-  name: string;
-  prefix: string;
-  balance: number;
-  held: number;
-  available: number;
-  allowed_models: string[] | '*';
-  status: 'active' | 'revoked';
-  created_at: string | number;
-  limits: Limits;
-  expires_at: string | null;
-  budget_used: number | null;
-  budget_resets_at: string | null;
-  /** Only in the answer to create and rotate: the secret, shown once. */
-  key?: string;
-}
-
-/** One usage row (§2): one per request that reached billing, failed ones with cost 0. */
-export interface UsageRow {
-  request_id: string;
-  time: string;
-  key_id: string;
-  model: string;
-  provider: string;
-  upstream_model: string;
-  status: number;
-  input_tokens: number;
-  cached_input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cost: number;
-  usage_source: 'upstream' | 'estimated';
-  attempts: { provider: string; status: number; duration_ms: number }[];
-}
-
-export type GroupBy = 'key' | 'model' | 'provider' | 'day' | 'hour';
-
-/** One row of a usage summary: the group's value under its own name (`day`, `model`, ...) or `group`. */
-export interface SummaryRow {
-  [group: string]: unknown;
-  requests: number;
-  input_tokens: number;
-  cached_input_tokens?: number;
-  output_tokens: number;
-  reasoning_tokens?: number;
-  cost: number;
-  errors?: number;
-}
-
-/** The §9 list shape, for every paginated list. */
-export interface ListPage<T> {
-  object: 'list';
-  data: T[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
-export interface ModelEntry {
-  id: string;
-  type: string;
-  context_window: number | null;
-  max_output_tokens: number | null;
-  pricing: { input: number; output?: number; cached_input?: number; [other: string]: unknown };
-}
-
-/** GET /v1/key's data. */
-export interface OwnKey {
-  id: string;
-  name: string;
-  balance: number;
-  held: number;
-  available: number;
-  usage: number;
-  allowed_models: string[] | '*';
-  limits: Limits;
-  expires_at: string | null;
-  budget_used: number | null;
-  budget_resets_at: string | null;
-}
-
-/** One upstream in GET /admin/v1/providers. */
-export interface UpstreamHealth {
-  provider: string;
-  kind?: string;
-  upstream_model: string;
-  /** The client model IDs this upstream serves. */
-  models?: string[];
-  /** false: the provider lacks the api_key its kind needs, so this upstream is never called. */
-  configured?: boolean;
-  cooling?: boolean;
-  cooling_until: string | null;
-  consecutive_failures: number;
-  last_error: string | { message?: string; status?: number; at?: string } | null;
-  requests_5m?: number;
-  errors_5m?: number;
-  [other: string]: unknown;
-}
+// The shapes the dashboard reads from the public APIs: the server's own presenter types
+// (src/operations/json-types.ts), imported type-only — the bundle holds no server code, and a field the
+// server changes fails the dashboard's typecheck instead of drifting. Money is USD as a decimal number,
+// exactly as the API gives it; the page never does arithmetic on it beyond display.
+export type {
+  IssuedKeyJson,
+  KeyHolderAnswerJson,
+  KeyHolderJson,
+  KeyJson,
+  LedgerEntryJson,
+  LimitsJson,
+  ListPage,
+  ModelJson,
+  ModelListJson,
+  ProviderHealthJson,
+  UnauthenticatedJson,
+  UpstreamHealthJson,
+  UsageGroupingJson,
+  UsageJson,
+  UsageSummaryJson,
+  UsageTotalsJson,
+} from '../../src/operations/json-types.js';

@@ -20,6 +20,8 @@ export class Ledger {
     private readonly log: Logger,
     /** Told how long each ledger write took, in seconds (the metrics' histogram). */
     private readonly observeWrite: (seconds: number) => void = () => {},
+    /** False while the database is known to be down (its warn line said why): a refused hold is then no news. */
+    private readonly databaseReachable: () => boolean = () => true,
   ) {}
 
   /** Runs one store write, timing it whether it succeeds or fails. */
@@ -45,7 +47,8 @@ export class Ledger {
         budget: budgetWindowOf(key, this.limits, now),
       }));
     } catch (error) {
-      this.log.error({ err: error, requestId }, 'ledger: cannot place hold');
+      // During an outage every request would add this line: the outage's one warn line says it instead.
+      this.log[this.databaseReachable() ? 'error' : 'debug']({ err: error, requestId }, 'ledger: cannot place hold');
       throw new GatewayError('ledger_unavailable', { headers: { 'retry-after': '1' }, cause: error });
     }
   }

@@ -14,11 +14,12 @@ const EXAMPLE_CONFIG = fileURLToPath(new URL('../../tollgate.example.yaml', impo
 
 export class CliError extends Error {}
 
-export function configPathOf(command: Command): string {
+/** The config file a command reads; `./tollgate.yaml` is created from the example unless `create` is false. */
+export function configPathOf(command: Command, { create = true }: { create?: boolean } = {}): string {
   const explicit = (command.optsWithGlobals() as { config?: string }).config ?? process.env.TOLLGATE_CONFIG;
   if (explicit) return resolve(explicit);
   const path = resolve(DEFAULT_CONFIG);
-  if (!existsSync(path) && existsSync(EXAMPLE_CONFIG)) {
+  if (create && !existsSync(path) && existsSync(EXAMPLE_CONFIG)) {
     copyFileSync(EXAMPLE_CONFIG, path);
     process.stderr.write(`created ${path} from tollgate.example.yaml\n`);
   }

@@ -9,6 +9,7 @@ import { registerAuditCommand } from './audit.js';
 import { exitQuietlyOnClosedPipe } from './closed-pipe.js';
 import { registerConfigCommands } from './config-check.js';
 import { CliError } from './context.js';
+import { registerHealthCommand } from './health.js';
 import { registerKeyCommands } from './keys.js';
 import { registerServeCommand } from './serve.js';
 import { registerUsageCommand } from './usage.js';
@@ -26,6 +27,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerUsageCommand(program);
   registerAuditCommand(program);
   registerConfigCommands(program);
+  registerHealthCommand(program);
   try {
     await program.parseAsync(argv);
   } catch (error) {

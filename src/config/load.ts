@@ -12,6 +12,7 @@ import { normalisePrice } from './model-price.js';
 import { configSchema, type RawConfig } from './schema.js';
 import type { Config, ModelConfig, ProviderConfig } from './types.js';
 import { keylessNotices, usableUpstreams } from './usable-upstreams.js';
+import { normaliseTrustProxy } from './trust-proxy.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -231,6 +232,7 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
       keepAliveTimeoutMs: raw.server.keep_alive_timeout_ms,
       writeStallMs: raw.server.write_stall_ms,
       corsOrigins: raw.server.cors_origins,
+      trustProxy: normaliseTrustProxy(raw.server.trust_proxy),
     },
     database,
     providers,

@@ -1,6 +1,7 @@
 // The shape of tollgate.yaml (product.md §3), with its defaults. Unknown keys are errors everywhere.
 import { z } from 'zod';
 import { LOG_LEVELS } from '../log.js';
+import { isProxyAddress, PROXY_ADDRESS_HINT, readTrustProxyText } from './trust-proxy.js';
 
 /** Numbers may arrive as strings after ${VAR} substitution ("port: ${PORT:-8080}"). */
 function numeric<T extends z.ZodType>(schema: T) {
@@ -18,6 +19,19 @@ const corsOrigin = z
   .string()
   .regex(/^https?:\/\/[^/\s*?#]+$/, 'expected an origin such as https://app.example.com (scheme and host, no path or trailing slash)');
 
+/** `server.trust_proxy` (config/trust-proxy.ts): false, true, a number of hops, or proxy addresses. */
+const trustProxy = z.preprocess(
+  readTrustProxyText,
+  z.union(
+    [
+      z.boolean(),
+      z.number().int().nonnegative({ error: 'expected a number of proxy hops, 0 or more' }),
+      z.array(z.string().refine(isProxyAddress, PROXY_ADDRESS_HINT)),
+    ],
+    { error: 'expected false, true, a number of proxy hops, or a list of proxy addresses (IP addresses, CIDR ranges such as 10.0.0.0/8, loopback, linklocal, uniquelocal)' },
+  ),
+);
+
 const serverSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
@@ -30,6 +44,7 @@ const serverSchema = z
     keep_alive_timeout_ms: positiveInt.default(72_000),
     write_stall_ms: positiveInt.default(30_000),
     cors_origins: z.array(corsOrigin).default([]),
+    trust_proxy: trustProxy.default(false),
   })
   .prefault({});
 

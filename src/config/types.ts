@@ -2,6 +2,7 @@
 import type { BudgetPeriod } from '../billing/budget-period.js';
 import type { Nano } from '../billing/money.js';
 import type { PriceRates } from '../billing/pricing.js';
+import type { TrustProxy } from './trust-proxy.js';
 
 export interface ServerConfig {
   readonly host: string;
@@ -19,6 +20,8 @@ export interface ServerConfig {
   readonly writeStallMs: number;
   /** Browser origins allowed to call /v1 (CORS); empty: none. */
   readonly corsOrigins: readonly string[];
+  /** Whose X-Forwarded-For gives a request's client address (the access log's `clientIp`); false: nobody's. */
+  readonly trustProxy: TrustProxy;
 }
 
 /** `metrics:` — GET /metrics; with a token, scrapes must send it as a Bearer token. */

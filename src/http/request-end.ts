@@ -36,11 +36,15 @@ const MODEL_CALLS: ReadonlyMap<string, UsageEndpoint> = new Map([
 
 /** A path too long to be a route is cut in the log line. */
 const MAX_LOGGED_PATH = 200;
+/** A user agent is a client's to write: cut so that one cannot fill the log (browsers' are ~150 characters). */
+const MAX_LOGGED_USER_AGENT = 256;
 
 export function registerRequestEnd(app: FastifyInstance, config: Config, metrics: GatewayMetrics, log: Logger, outcomes: OutcomeRecorder): void {
   app.decorateRequest('trace', null as unknown as RequestTrace);
   app.addHook('onRequest', function traceRequest(request, reply, done) {
-    const trace = new RequestTrace(() => requestEnded(request, trace));
+    // Read now: the socket (and so its address) may be gone by the time the request ends.
+    const clientIp = request.ip;
+    const trace = new RequestTrace(() => requestEnded(request, trace, clientIp));
     request.trace = trace;
     if (request.method === 'POST') trace.endpoint = MODEL_CALLS.get(request.routeOptions.url ?? '');
     const raw = reply.raw;
@@ -49,7 +53,7 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
     done();
   });
 
-  function requestEnded(request: FastifyRequest, trace: RequestTrace): void {
+  function requestEnded(request: FastifyRequest, trace: RequestTrace, clientIp: string | undefined): void {
     const path = request.url.split('?', 1)[0]!;
     const clientApi = path.startsWith('/v1/');
     const body = request.body as { model?: unknown } | undefined;
@@ -57,16 +61,21 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
     // CORS preflights are the browser's, not requests of the client API.
     if (clientApi && request.method !== 'OPTIONS') metrics.requestEnded(ENDPOINTS.get(request.routeOptions.url ?? '') ?? 'other', requestedModel, trace);
     recordOutcome(request, trace, requestedModel);
-    // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests.
-    const level = clientApi || path.startsWith('/admin/') ? 'info' : 'debug';
+    const status = trace.clientStatus();
+    // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests (a
+    // /ready polled during an outage would repeat it; the outage's own warn line says it once). A
+    // request the gateway failed (5xx) is a warning; one the client got wrong (4xx) is not.
+    const level = clientApi || path.startsWith('/admin/') ? (status >= 500 ? 'warn' : 'info') : 'debug';
     if (!log.isLevelEnabled(level)) return;
     const billed = trace.billed;
     const line: Record<string, unknown> = {
       requestId: request.id,
       method: request.method,
       path: request.routeOptions.url ?? path.slice(0, MAX_LOGGED_PATH),
-      status: trace.clientStatus(),
+      status,
       ms: Math.round(performance.now() - trace.startedAt),
+      clientIp,
+      userAgent: request.headers['user-agent']?.slice(0, MAX_LOGGED_USER_AGENT),
     };
     if (request.apiKey) line.keyId = request.apiKey.id;
     if (trace.errorCode) line.error = trace.errorCode;
@@ -89,10 +98,11 @@ export function registerRequestEnd(app: FastifyInstance, config: Config, metrics
    * ledger); a request without a valid key is only counted, per minute — it names no key to file it under.
    */
   function recordOutcome(request: FastifyRequest, trace: RequestTrace, requestedModel: unknown): void {
-    if (trace.endpoint !== undefined && request.apiKey && !trace.billed) {
-      outcomes.record(outcomeRecord(trace, request.id, request.apiKey.id, requestedModel, trace.clientStatus()));
-    } else if (trace.errorCode === 'invalid_api_key') {
+    // A key revoked or expired after it was read (the hold's admission re-checks it) is no valid key either.
+    if (trace.errorCode === 'invalid_api_key') {
       outcomes.countUnauthenticated();
+    } else if (trace.endpoint !== undefined && request.apiKey && !trace.billed) {
+      outcomes.record(outcomeRecord(trace, request.id, request.apiKey.id, requestedModel, trace.clientStatus()));
     }
   }
 }

@@ -1,5 +1,6 @@
 // The HTTP server: Fastify with its body limits and JSON parser, one error renderer, key auth on /v1.
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { TrustProxy } from '../config/trust-proxy.js';
 import { GatewayError } from '../errors.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
@@ -57,6 +58,16 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 const DEADLINE_CHECK_MS = 1_000;
 
+/**
+ * `server.trust_proxy` as Fastify's option (proxy-addr reads X-Forwarded-For with it). A hop count is a
+ * function: Fastify takes a bare number as "trust nobody" (a hop count cannot tell a proxy from a client
+ * that connects directly), while an operator who writes `1` means proxy-addr's "trust the nearest hop".
+ */
+function trustProxyOption(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return typeof trust === 'boolean' ? trust : [...trust];
+}
+
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const { server } = deps.config;
   const app = Fastify({
@@ -70,6 +81,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     requestTimeout: server.requestTimeoutMs,
     keepAliveTimeout: server.keepAliveTimeoutMs,
     genReqId: newRequestId,
+    trustProxy: trustProxyOption(server.trustProxy),
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',

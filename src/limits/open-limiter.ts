@@ -1,21 +1,21 @@
 // The rate limiter the config asks for: counters in Redis shared by every gateway (`redis:`), else in
 // this process. A Redis that does not answer at start does not stop the gateway: its limits fail open
-// (a warning) until Redis answers.
+// until Redis answers (its connection's failure is the Reachability's warn line).
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
-import { redactDatabaseUrl } from '../storage/database-url.js';
+import type { Reachability } from '../telemetry/reachability.js';
 import { InProcessRateLimiter } from './in-process-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 const READY_WAIT_MS = 2_000;
 
-export async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
+/** `redisReachability`: where Redis going and coming back is reported (with `redis:` set). */
+export async function openRateLimiter(config: Config, log: Logger, redisReachability?: Reachability): Promise<RateLimiter> {
   if (!config.redis) return new InProcessRateLimiter();
   // Loaded only when configured: gateways without Redis never load the client.
   const { RedisRateLimiter } = await import('./redis-limiter.js');
-  const limiter = new RedisRateLimiter({ url: config.redis, logger: log });
-  if (!(await limiter.ready(READY_WAIT_MS))) {
-    log.warn({ redis: redactDatabaseUrl(config.redis) }, 'Redis does not answer yet: rate limits fail open until it does');
-  }
+  const limiter = new RedisRateLimiter({ url: config.redis, logger: log, ...(redisReachability ? { reachability: redisReachability } : {}) });
+  // So that the first requests are counted when Redis is there; when it is not, the wait is bounded.
+  await limiter.ready(READY_WAIT_MS);
   return limiter;
 }

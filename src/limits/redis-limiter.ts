@@ -2,10 +2,13 @@
 // in-process-limiter.ts, kept in Redis by the scripts of redis-scripts.ts — one round trip to admit, one
 // to finish, cancel or renew. Rate limits protect the upstream, not money, so they fail OPEN: Redis
 // unreachable or slow (over `commandTimeoutMs`) admits the request uncounted, never throws, never waits
-// for a reconnect (no offline queue), logs one warning a minute at most and counts each such admission.
-// ioredis reconnects by itself; once Redis answers again the limits apply again.
+// for a reconnect (no offline queue) and counts each such admission. Unreachable is one warn line when
+// it starts and one info line when it ends (telemetry/reachability.ts); slow, one warning a minute at
+// most. ioredis reconnects by itself; once Redis answers again the limits apply again.
 import { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
+import type { Reachability } from '../telemetry/reachability.js';
+import { failedForLackOfConnection, redisReachability, watchRedisConnection } from '../telemetry/redis-reachability.js';
 import {
   ADMITTED_UNCOUNTED,
   ADMITTED_UNCOUNTED_PROMISE,
@@ -22,7 +25,7 @@ import { ADMIT_SCRIPT, END_SCRIPT, PEEK_SCRIPT } from './redis-scripts.js';
 export const DEFAULT_REDIS_PREFIX = 'tollgate:rl:';
 /** A limiter that waits longer than this for Redis admits uncounted: latency matters more than the limit. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 200;
-/** At most one fail-open warning line per this long. */
+/** At most one "Redis slow" warning line per this long. */
 export const FAIL_OPEN_WARNING_INTERVAL_MS = 60_000;
 
 export interface RedisRateLimiterOptions {
@@ -40,7 +43,12 @@ export interface RedisRateLimiterOptions {
   readonly onFailOpen?: () => void;
   /** The clock of the warning throttle only; limits themselves use the Redis server's clock. */
   readonly now?: () => number;
+  /** Where this connection reports Redis going and coming back (the gateway shares one with the cool-downs); by default its own. */
+  readonly reachability?: Reachability;
 }
+
+const RATE_LIMITS_DOWN_MESSAGE = 'Redis unreachable: rate limits fail open (requests are admitted uncounted) until it answers';
+const RATE_LIMITS_UP_MESSAGE = 'Redis answers again: rate limits apply';
 
 type Reply = number[];
 type Op = 'finish' | 'cancel' | 'renew';
@@ -97,8 +105,9 @@ export class RedisRateLimiter implements RateLimiter {
   private failOpens = 0;
   private lastWarningAt = -Infinity;
   private suppressedWarnings = 0;
-  /** A warning was logged since Redis last answered: its return is worth a line too. */
-  private degraded = false;
+  private readonly reachability: Reachability;
+  /** Created here (not shared): closed with the limiter. */
+  private readonly ownsReachability: boolean;
   private closed = false;
   /** Makes each admission's member unique, even if a request id were admitted twice (the sum must not drift). */
   private sequence = 0;
@@ -124,13 +133,10 @@ export class RedisRateLimiter implements RateLimiter {
     client.defineCommand('tollgateRateAdmit', { numberOfKeys: 4, lua: ADMIT_SCRIPT });
     client.defineCommand('tollgateRateEnd', { numberOfKeys: 4, lua: END_SCRIPT });
     client.defineCommand('tollgateRatePeek', { numberOfKeys: 4, lua: PEEK_SCRIPT });
-    // Without a listener ioredis prints every connection error; with it, they join the throttled warning.
-    client.on('error', (error: Error) => this.warn(error));
-    client.on('ready', () => {
-      if (!this.degraded) return;
-      this.degraded = false;
-      this.logger.info('Redis answers again: rate limits apply');
-    });
+    // Also the 'error' listener without which ioredis would print every connection error.
+    this.ownsReachability = options.reachability === undefined;
+    this.reachability = options.reachability ?? redisReachability(options.url, this.logger, RATE_LIMITS_DOWN_MESSAGE, RATE_LIMITS_UP_MESSAGE);
+    watchRedisConnection(client, this.reachability, 'rate-limits');
     this.client = client as Redis & ScriptCommands;
   }
 
@@ -176,6 +182,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.ownsReachability) this.reachability.close();
     try {
       await this.client.quit();
     } catch {
@@ -223,9 +230,9 @@ export class RedisRateLimiter implements RateLimiter {
     return ADMITTED_UNCOUNTED;
   }
 
+  /** A command failed: news only when Redis is there but slow or refusing; unreachable, the Reachability says so. */
   private warn(error: unknown): void {
-    if (this.closed) return;
-    this.degraded = true;
+    if (this.closed || failedForLackOfConnection(this.client, error)) return;
     const now = this.now();
     if (now - this.lastWarningAt < FAIL_OPEN_WARNING_INTERVAL_MS) {
       this.suppressedWarnings += 1;
@@ -233,7 +240,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
     this.logger.warn(
       { redis_error: error instanceof Error ? error.message : String(error), fail_open_count: this.failOpens, suppressed: this.suppressedWarnings },
-      'Redis unreachable or slow: rate limits fail open (requests are admitted uncounted) until it answers',
+      'Redis slow or refusing commands: rate limits fail open (requests are admitted uncounted) while it does not answer in time',
     );
     this.lastWarningAt = now;
     this.suppressedWarnings = 0;

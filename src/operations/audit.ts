@@ -4,6 +4,7 @@
 // holds past their expiry plus a sweep interval (a sweeper should have released them).
 import type { Config } from '../config/types.js';
 import type { LedgerViolation, Store } from '../storage/types.js';
+import type { ViolationJson } from './json-types.js';
 
 export interface AuditReport {
   readonly ok: boolean;
@@ -17,6 +18,6 @@ export async function auditLedger(store: Store, config: Config, options: { reado
 }
 
 /** The JSON shape of a violation (CLI --json and the admin API). */
-export function violationJson(violation: LedgerViolation): Record<string, unknown> {
+export function violationJson(violation: LedgerViolation): ViolationJson {
   return { check: violation.check, key_id: violation.keyId, request_id: violation.requestId, detail: violation.detail };
 }

@@ -10,6 +10,7 @@ import { formatUsd, MAX_NANO, MAX_USD, nanoToUsd, type Nano } from '../billing/m
 import { GatewayError } from '../errors.js';
 import type { CreditOutcome, KeyRecord, LedgerEntry, Store } from '../storage/types.js';
 import { usdAmount } from './amount-input.js';
+import type { LedgerEntryJson } from './json-types.js';
 import { requireKey } from './keys.js';
 import { decodeCursor, listPage, pageSize, type ListPage } from './page.js';
 
@@ -74,7 +75,7 @@ export async function adjustKey(store: Store, id: string, amount: unknown, reaso
   return applyCredit(store, outcome, id, nano, 'an adjustment');
 }
 
-export function ledgerEntryJson(entry: LedgerEntry): Record<string, unknown> {
+export function ledgerEntryJson(entry: LedgerEntry): LedgerEntryJson {
   return {
     id: entry.id,
     object: 'ledger_entry',
@@ -90,7 +91,7 @@ export function ledgerEntryJson(entry: LedgerEntry): Record<string, unknown> {
 const isEntryPosition = (p: unknown): p is number => Number.isSafeInteger(p) && (p as number) > 0;
 
 /** A key's ledger entries, newest first. */
-export async function listLedger(store: Store, id: string, query: { limit?: unknown; after?: unknown } = {}): Promise<ListPage<Record<string, unknown>>> {
+export async function listLedger(store: Store, id: string, query: { limit?: unknown; after?: unknown } = {}): Promise<ListPage<LedgerEntryJson>> {
   const limit = pageSize(query.limit);
   const beforeId = query.after === undefined ? undefined : decodeCursor('ledger', query.after, isEntryPosition);
   await requireKey(store, id);

@@ -4,6 +4,7 @@ import { budgetStatusOf } from '../billing/budget.js';
 import { nanoToUsd } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import type { KeyRecord } from '../storage/types.js';
+import type { KeyHolderJson, KeyJson } from './json-types.js';
 
 /** The key's effective limits: its own values, else the config defaults (null: no limit). */
 export function effectiveLimits(key: KeyRecord, config: Config) {
@@ -19,7 +20,7 @@ export function effectiveLimits(key: KeyRecord, config: Config) {
   };
 }
 
-export function keyObject(key: KeyRecord, config: Config, now = Date.now()): Record<string, unknown> {
+export function keyObject(key: KeyRecord, config: Config, now = Date.now()): KeyJson {
   const limits = effectiveLimits(key, config);
   const budget = limits.budget === null ? undefined : budgetStatusOf(key, config.limits, now);
   return {
@@ -44,5 +45,26 @@ export function keyObject(key: KeyRecord, config: Config, now = Date.now()): Rec
     budget_used: budget ? nanoToUsd(budget.used) : null,
     budget_resets_at: budget ? new Date(budget.resetsAt).toISOString() : null,
     metadata: key.metadata,
+  };
+}
+
+/**
+ * GET /v1/key's `data`: the calling key as its holder sees it (the shape OpenRouter clients know, plus the
+ * limit fields of the key object) — no prefix, status or metadata, and what it has spent so far.
+ */
+export function keyHolderJson(key: KeyRecord, config: Config, now = Date.now()): KeyHolderJson {
+  const object = keyObject(key, config, now);
+  return {
+    id: key.id,
+    name: key.name,
+    balance: object.balance,
+    held: object.held,
+    available: object.available,
+    usage: nanoToUsd(key.spent),
+    allowed_models: object.allowed_models,
+    limits: object.limits,
+    expires_at: object.expires_at,
+    budget_used: object.budget_used,
+    budget_resets_at: object.budget_resets_at,
   };
 }

@@ -3,6 +3,7 @@
 import type { Config } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { KeyPageQuery, KeyStatus, Store } from '../storage/types.js';
+import type { KeyJson } from './json-types.js';
 import { keyObject } from './key-object.js';
 import { decodeCursor, listPage, pageSize, walkPages, type ListPage } from './page.js';
 
@@ -35,7 +36,7 @@ function namePrefixOf(value: unknown): string | undefined {
   throw new GatewayError('invalid_request', { param: 'name', message: "Invalid 'name': expected a name prefix." });
 }
 
-export async function listKeys(store: Store, config: Config, input: KeyListInput = {}, now = Date.now()): Promise<ListPage<Record<string, unknown>>> {
+export async function listKeys(store: Store, config: Config, input: KeyListInput = {}, now = Date.now()): Promise<ListPage<KeyJson>> {
   const limit = pageSize(input.limit);
   const status = statusOf(input.status);
   const namePrefix = namePrefixOf(input.name);
@@ -51,7 +52,7 @@ export async function listKeys(store: Store, config: Config, input: KeyListInput
 }
 
 /** Every key that matches, a page at a time. */
-export async function* walkKeys(store: Store, config: Config, input: Omit<KeyListInput, 'limit' | 'after'> = {}): AsyncGenerator<Record<string, unknown>> {
+export async function* walkKeys(store: Store, config: Config, input: Omit<KeyListInput, 'limit' | 'after'> = {}): AsyncGenerator<KeyJson> {
   const page = (after?: string) => listKeys(store, config, { ...input, limit: 500, ...(after ? { after } : {}) });
   yield* walkPages(await page(), page);
 }

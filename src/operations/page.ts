@@ -2,16 +2,12 @@
 // `{object: "list", data, has_more, next_cursor}`. A cursor is opaque to clients (base64url JSON naming
 // its list and the position after which the next page starts); a malformed or foreign one is a 400.
 import { GatewayError } from '../errors.js';
+import type { ListPage } from './json-types.js';
+
+export type { ListPage };
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
-
-export interface ListPage<T> {
-  readonly object: 'list';
-  readonly data: T[];
-  readonly has_more: boolean;
-  readonly next_cursor: string | null;
-}
 
 function badCursor(): never {
   throw new GatewayError('invalid_request', { param: 'after', message: "Invalid 'after': not a cursor from this list; pass next_cursor as it was returned." });

@@ -4,8 +4,9 @@
 // provider lacks the api_key its kind needs, so routing never tries it — ADR 0029).
 import type { Config } from '../config/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
+import type { ProviderHealthJson, UpstreamHealthJson } from './json-types.js';
 
-export function providerHealth(config: Config, health: UpstreamHealth, now = Date.now()): { object: 'list'; data: Record<string, unknown>[] } {
+export function providerHealth(config: Config, health: UpstreamHealth, now = Date.now()): ProviderHealthJson {
   // provider id → upstream model → the client model ids it serves, in config order.
   const upstreams = new Map<string, Map<string, string[]>>();
   for (const model of config.models.values()) {
@@ -17,7 +18,7 @@ export function providerHealth(config: Config, health: UpstreamHealth, now = Dat
       models.set(upstream.model, served);
     }
   }
-  const data: Record<string, unknown>[] = [];
+  const data: UpstreamHealthJson[] = [];
   for (const [providerId, models] of upstreams) {
     const provider = config.providers.get(providerId)!;
     for (const [upstreamModel, served] of models) {

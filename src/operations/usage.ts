@@ -3,6 +3,7 @@
 import { nanoToUsd } from '../billing/money.js';
 import { GatewayError } from '../errors.js';
 import type { SequencedUsage, StatusFilter, Store, UnauthenticatedGrouping, UsageEndpoint, UsageFilter, UsageGrouping, UsageRecord, UsageTotals } from '../storage/types.js';
+import type { UnauthenticatedJson, UsageJson, UsageSummaryJson, UsageTotalsJson } from './json-types.js';
 import { decodeCursor, listPage, pageSize, walkPages, type ListPage } from './page.js';
 
 /** Filters as they arrive (query strings, flags); every one optional. */
@@ -75,7 +76,7 @@ export function usageFilterOf(input: UsageFilterInput): UsageFilter {
 }
 
 /** A usage row as JSON (product.md §2's shape). */
-export function usageJson(row: UsageRecord): Record<string, unknown> {
+export function usageJson(row: UsageRecord): UsageJson {
   return {
     request_id: row.requestId,
     time: new Date(row.time).toISOString(),
@@ -111,7 +112,7 @@ export async function usagePage(store: Store, input: UsageListInput): Promise<Li
   return listPage('usage', rows, limit, (r: SequencedUsage) => r.record, (r) => r.seq);
 }
 
-export async function listUsage(store: Store, input: UsageListInput): Promise<ListPage<Record<string, unknown>>> {
+export async function listUsage(store: Store, input: UsageListInput): Promise<ListPage<UsageJson>> {
   const page = await usagePage(store, input);
   return { ...page, data: page.data.map(usageJson) };
 }
@@ -128,8 +129,10 @@ function groupingOf(value: unknown): UsageGrouping {
   return invalid('group_by', `expected one of ${USAGE_GROUPINGS.join(', ')}`);
 }
 
-function totalsJson(groupBy: UsageGrouping, totals: UsageTotals): Record<string, unknown> {
-  const group = groupBy === 'day' || groupBy === 'hour' ? new Date(Number(totals.group)).toISOString() : totals.group;
+function totalsJson(groupBy: UsageGrouping, totals: UsageTotals): UsageTotalsJson {
+  // A time group is the period's start (epoch ms); a key, model or provider group is that text column's
+  // value, null for rows without one.
+  const group = groupBy === 'day' || groupBy === 'hour' ? new Date(Number(totals.group)).toISOString() : (totals.group as string | null);
   return {
     group,
     requests: totals.requests,
@@ -150,7 +153,7 @@ export async function summarizeUsage(
   store: Store,
   input: UsageFilterInput & { readonly group_by?: unknown },
   allowed: readonly UsageGrouping[] = USAGE_GROUPINGS,
-): Promise<ListPage<Record<string, unknown>> & { group_by: UsageGrouping }> {
+): Promise<UsageSummaryJson> {
   const groupBy = groupingOf(input.group_by);
   if (!allowed.includes(groupBy)) invalid('group_by', `expected one of ${allowed.join(', ')}`);
   const totals = await store.usage.summarize(usageFilterOf(input), groupBy);
@@ -166,7 +169,7 @@ const UNAUTHENTICATED_GROUPINGS: readonly UnauthenticatedGrouping[] = ['minute',
 export async function unauthenticatedRequests(
   store: Store,
   input: { readonly since?: unknown; readonly until?: unknown; readonly group_by?: unknown },
-): Promise<{ object: 'list'; group_by: UnauthenticatedGrouping; data: Array<{ time: string; requests: number }>; total: number }> {
+): Promise<UnauthenticatedJson> {
   const groupBy = (input.group_by ?? 'hour') as UnauthenticatedGrouping;
   if (!UNAUTHENTICATED_GROUPINGS.includes(groupBy)) invalid('group_by', `expected one of ${UNAUTHENTICATED_GROUPINGS.join(', ')}`);
   const since = time('since', input.since);

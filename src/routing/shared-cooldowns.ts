@@ -3,11 +3,14 @@
 // cool-down is published on a channel (the live gateways apply it at once) and kept in a hash (a gateway
 // that starts or reconnects later reads the current ones). Routing never waits for Redis: the table in
 // upstream-health.ts stays the one the request path reads, synchronously; Redis down means each gateway
-// goes on with its own cool-downs (fail open) and catches up when Redis answers again.
+// goes on with its own cool-downs (fail open) and catches up when Redis answers again. Redis going and
+// coming back is logged by the Reachability the gateway shares with the rate limiter.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { redactDatabaseUrl } from '../storage/database-url.js';
+import type { Reachability } from '../telemetry/reachability.js';
+import { failedForLackOfConnection, watchRedisConnection } from '../telemetry/redis-reachability.js';
 import type { UpstreamHealth } from './upstream-health.js';
 
 export const COOLDOWN_CHANNEL = 'tollgate:cooldowns';
@@ -37,6 +40,7 @@ export class SharedCooldowns {
     private readonly url: string,
     private readonly health: UpstreamHealth,
     private readonly log: Logger,
+    reachability: Reachability,
   ) {
     const options = {
       enableOfflineQueue: false,
@@ -49,7 +53,8 @@ export class SharedCooldowns {
     this.client = new Redis(url, { ...options, connectionName: 'tollgate-cooldowns' });
     // A subscribed connection takes no other commands; it resubscribes by itself after a reconnect.
     this.subscriber = new Redis(url, { ...options, connectionName: 'tollgate-cooldowns-sub', enableOfflineQueue: true });
-    for (const connection of [this.client, this.subscriber]) connection.on('error', (error: Error) => this.warn(error));
+    watchRedisConnection(this.client, reachability, 'cooldowns');
+    watchRedisConnection(this.subscriber, reachability, 'cooldowns-subscriber');
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
     this.subscriber.subscribe(COOLDOWN_CHANNEL).catch((error: unknown) => this.warn(error));
     // On every (re)connect: the cool-downs started while this gateway was not listening.
@@ -112,10 +117,12 @@ export class SharedCooldowns {
     }
   }
 
+  /** A command failed: news only when Redis is there but slow or refusing; unreachable, the Reachability says so. */
   private warn(error: unknown): void {
+    if (failedForLackOfConnection(this.client, error)) return;
     const now = Date.now();
     if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
     this.lastWarning = now;
-    this.log.warn({ err: error, redis: redactDatabaseUrl(this.url) }, 'Redis: cool-downs are not shared until it answers (each gateway keeps its own)');
+    this.log.warn({ err: error, redis: redactDatabaseUrl(this.url) }, 'Redis slow or refusing commands: a cool-down was not shared (each gateway keeps its own)');
   }
 }

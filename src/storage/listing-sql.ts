@@ -2,7 +2,7 @@
 // filtered and paged in creation order, a key's ledger entries and usage rows newest first, usage totals
 // by group, and the multi-field key update. Pages are keyset cursors on an immutable, unique order, so a
 // walk sees each row at most once however many rows arrive meanwhile (docs/adr/0016-admin-api.md).
-import { serialiseAllowList } from './rows.js';
+import { limitsAssignments, serialiseAllowList } from './rows.js';
 import type {
   EntryPageQuery,
   KeyChange,
@@ -192,16 +192,6 @@ export function usageTotalsOf(row: TotalsRow): UsageTotals {
   };
 }
 
-const LIMIT_COLUMNS = {
-  rpm: 'rpm',
-  tpm: 'tpm',
-  maxConcurrent: 'max_concurrent',
-  budget: 'budget',
-  budgetPeriod: 'budget_period',
-  expiresAt: 'expires_at',
-  clampMaxTokens: 'clamp_max_tokens',
-} as const;
-
 /** The assignments of a KeyChange (null when nothing changes); the key id is the last value. */
 export function keyUpdateSql(id: string, change: KeyChange, placeholder: Placeholder): Statement | null {
   const parts: string[] = [];
@@ -213,9 +203,11 @@ export function keyUpdateSql(id: string, change: KeyChange, placeholder: Placeho
   if (change.name !== undefined) set('name', change.name);
   if (change.allowedModels !== undefined) set('allowed_models', serialiseAllowList(change.allowedModels));
   if (change.metadata !== undefined) set('metadata', JSON.stringify(change.metadata));
-  for (const [field, column] of Object.entries(LIMIT_COLUMNS) as Array<[keyof typeof LIMIT_COLUMNS, string]>) {
-    // Booleans (clamp_max_tokens) are stored as 0/1 on both dialects.
-    if (change[field] !== undefined) set(column, typeof change[field] === 'boolean' ? Number(change[field]) : change[field]);
+  const before = values.length;
+  const limits = limitsAssignments(change, (i) => placeholder(before + i));
+  if (limits.sql) {
+    parts.push(limits.sql);
+    values.push(...limits.values);
   }
   if (parts.length === 0) return null;
   values.push(id);

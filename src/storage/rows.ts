@@ -35,7 +35,7 @@ function parseMetadata(text: string): KeyMetadata {
   return text === '{}' ? NO_METADATA : (Object.freeze(JSON.parse(text)) as KeyMetadata);
 }
 
-/** The limits columns a LimitsPatch may set, by field. */
+/** The limits columns a LimitsPatch may set, by field (the key update of listing-sql.ts sets them here too). */
 const LIMIT_COLUMNS: Record<keyof LimitsPatch, string> = {
   rpm: 'rpm',
   tpm: 'tpm',
@@ -46,7 +46,10 @@ const LIMIT_COLUMNS: Record<keyof LimitsPatch, string> = {
   clampMaxTokens: 'clamp_max_tokens',
 };
 
-/** `SET` assignments and their values for the fields a patch names (placeholders from `placeholder(i)`). */
+/**
+ * `SET` assignments and their values for the limits fields a patch names, booleans (clamp_max_tokens)
+ * as 0/1 on both dialects; the placeholders come from `placeholder(i)`, i = 1.. in this list's order.
+ */
 export function limitsAssignments(patch: LimitsPatch, placeholder: (index: number) => string): { sql: string; values: unknown[] } {
   const parts: string[] = [];
   const values: unknown[] = [];
@@ -126,54 +129,44 @@ export interface UsageRow {
   first_token_ms: number | null;
 }
 
-/** The usage_records columns in insert order, and the values of one record in that order. */
-export const USAGE_COLUMNS = [
-  'request_id',
-  'created_at',
-  'key_id',
-  'model',
-  'provider',
-  'upstream_model',
-  'status',
-  'input_tokens',
-  'cached_input_tokens',
-  'output_tokens',
-  'reasoning_tokens',
-  'cost',
-  'usage_source',
-  'attempts',
-  'cache_write_tokens',
-  'endpoint',
-  'error_code',
-  'error_message',
-  'duration_ms',
-  'first_token_ms',
-] as const;
+const attemptsJson = (attempts: readonly Attempt[]) =>
+  JSON.stringify(attempts.map((a) => ({ provider: a.provider, status: a.status, duration_ms: a.durationMs })));
 
+/**
+ * Each usage_records column (the UsageRow's fields, every one of them: the compiler checks) and how a
+ * record gives its value: the one list the insert's columns, its values and the JSON rows all follow.
+ */
+const USAGE_VALUES = {
+  request_id: (u) => u.requestId,
+  created_at: (u) => u.time,
+  key_id: (u) => u.keyId,
+  model: (u) => u.model,
+  provider: (u) => u.provider,
+  upstream_model: (u) => u.upstreamModel,
+  status: (u) => u.status,
+  input_tokens: (u) => u.inputTokens,
+  cached_input_tokens: (u) => u.cachedInputTokens,
+  output_tokens: (u) => u.outputTokens,
+  reasoning_tokens: (u) => u.reasoningTokens,
+  cost: (u) => u.cost,
+  usage_source: (u) => u.usageSource,
+  attempts: (u) => attemptsJson(u.attempts),
+  cache_write_tokens: (u) => u.cacheWriteTokens ?? 0,
+  endpoint: (u) => u.endpoint ?? null,
+  error_code: (u) => u.errorCode ?? null,
+  error_message: (u) => u.errorMessage ?? null,
+  duration_ms: (u) => u.durationMs ?? null,
+  first_token_ms: (u) => u.firstTokenMs ?? null,
+} satisfies Record<keyof UsageRow, (usage: UsageRecord) => unknown>;
+
+/** The usage_records columns in insert order. */
+export const USAGE_COLUMNS = Object.keys(USAGE_VALUES) as ReadonlyArray<keyof UsageRow>;
+
+const USAGE_GETTERS = Object.values(USAGE_VALUES) as ReadonlyArray<(usage: UsageRecord) => unknown>;
+
+/** The values of one record in USAGE_COLUMNS order. */
 export function usageValues(usage: UsageRecord): unknown[] {
-  const attempts = usage.attempts.map((a: Attempt) => ({ provider: a.provider, status: a.status, duration_ms: a.durationMs }));
-  return [
-    usage.requestId,
-    usage.time,
-    usage.keyId,
-    usage.model,
-    usage.provider,
-    usage.upstreamModel,
-    usage.status,
-    usage.inputTokens,
-    usage.cachedInputTokens,
-    usage.outputTokens,
-    usage.reasoningTokens,
-    usage.cost,
-    usage.usageSource,
-    JSON.stringify(attempts),
-    usage.cacheWriteTokens ?? 0,
-    usage.endpoint ?? null,
-    usage.errorCode ?? null,
-    usage.errorMessage ?? null,
-    usage.durationMs ?? null,
-    usage.firstTokenMs ?? null,
-  ];
+  return USAGE_GETTERS.map((value) => value(usage));
 }
 
 /** A usage record as JSON (USAGE_COLUMNS → value): how PostgreSQL's functions and statements read rows in bulk. */

@@ -445,6 +445,18 @@ export interface StoreOptions {
   readonly busyTimeoutMs?: number;
   /** PostgreSQL: the most connections the process opens (default 10). */
   readonly maxConnections?: number;
+  /** Told when the database stops answering and when it answers again (the server's log lines). */
+  readonly reachability?: ReachabilityObserver;
+}
+
+/**
+ * What the store tells about the database being there at all (telemetry/reachability.ts logs it): a
+ * connection that cannot be opened or is lost, a write the database cannot take (SQLite locked or
+ * read-only), and an answer again. A query's own error (a constraint, a refusal) is neither.
+ */
+export interface ReachabilityObserver {
+  failed(error: unknown): void;
+  succeeded(): void;
 }
 
 /** What operators' probes ask the database: readiness, and the holds gauges of /metrics. */

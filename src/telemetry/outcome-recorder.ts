@@ -10,8 +10,6 @@ import type { UsageRecord, UsageStore } from '../storage/types.js';
 const MAX_QUEUED_ROWS = 10_000;
 const COUNT_FLUSH_MS = 1_000;
 const MINUTE_MS = 60_000;
-/** While the database is away every write fails: one warning per this long says so, not one per write. */
-const WARN_EVERY_MS = 10_000;
 
 export interface OutcomeRecorderHooks {
   /** Rows that could not be written (the queue was full, or the database refused them). */
@@ -26,7 +24,6 @@ export class OutcomeRecorder {
   private counts = new Map<number, number>();
   private countsWriting: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
-  private lastWarnAt = -Infinity;
 
   constructor(
     private readonly usage: UsageStore,
@@ -71,7 +68,7 @@ export class OutcomeRecorder {
       .recordOutcomes(rows)
       .catch((error: unknown) => {
         this.hooks.dropped?.(rows.length);
-        this.warn(error, 'usage rows of refused requests could not be written (dropped)');
+        this.logFailure(error, 'usage rows of refused requests could not be written (dropped)');
       })
       .finally(() => {
         this.writing = undefined;
@@ -93,16 +90,17 @@ export class OutcomeRecorder {
       .catch((error: unknown) => {
         // Kept for the next try: a count is small, and losing it would hide a flood from the operator.
         for (const { minute, requests } of counts) this.counts.set(minute, (this.counts.get(minute) ?? 0) + requests);
-        this.warn(error, 'the count of requests without a valid key could not be written (kept for the next try)');
+        this.logFailure(error, 'the count of requests without a valid key could not be written (kept for the next try)');
       })
       .finally(() => (this.countsWriting = undefined));
     return this.countsWriting;
   }
 
-  private warn(error: unknown, message: string): void {
-    const now = performance.now();
-    if (now - this.lastWarnAt < WARN_EVERY_MS) return;
-    this.lastWarnAt = now;
-    this.log.warn({ err: error }, message);
+  /**
+   * At debug: a failed write means the database is away or refusing writes, which its reachability line
+   * (telemetry/reachability.ts) already says once; the dropped rows are counted in the metrics.
+   */
+  private logFailure(error: unknown, message: string): void {
+    this.log.debug({ err: error }, message);
   }
 }

@@ -4,7 +4,7 @@
 // checks on PostgreSQL through the store.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { parseJsonOutput, postChat, startE2E, stopE2E, type E2E, type Json } from '../support/e2e.js';
 import { errorReply } from '../support/mock-upstream.js';
@@ -12,7 +12,7 @@ import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
 import { admin, adminOk, assertError, chatOnce, startAdminE2E, type AdminE2E } from '../support/admin.js';
 
 function writeDb(path: string, sql: string, ...params: unknown[]): void {
-  const db = new Database(path);
+  const db = openSqliteFile(path);
   try {
     db.prepare(sql).run(...params);
   } finally {
@@ -85,7 +85,7 @@ describe('tollgate audit', () => {
 
   test('an active hold past its expiry and a sweep interval is named, exit 1', async () => {
     const { keyId } = served[3]!;
-    const db = new Database(e.gw.dbPath);
+    const db = openSqliteFile(e.gw.dbPath);
     try {
       db.transaction(() => {
         db.prepare("INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at) VALUES ('req-stuck', ?, 5, 'active', 1000, 0)").run(keyId);

@@ -217,6 +217,60 @@ describe('dashboard: the operator', { skip }, () => {
     watched.assertClean();
   });
 
+  test('a rotation retried after its answer was lost says the secret cannot be shown again, never an empty one', async () => {
+    const created: Json = (await admin('POST', '/keys', { name: 'lost-answer', balance: 1 })).json;
+    const watched = await watchPage(browser, 'operator-lost-answer');
+    const page = await signIn(watched);
+    await page.click('[data-nav=keys]');
+    // The first rotation reaches the gateway, which rotates the secret and records its answer, but the
+    // connection drops before the page receives it.
+    let sent = 0;
+    await page.route(`**/admin/v1/keys/${created.id}/rotate`, async (route) => {
+      if (sent++ > 0) return route.continue();
+      await route.fetch();
+      await route.abort('aborted');
+    });
+    await (await rowWhen(page, created.id, 'status', 'active')).locator('[data-action=rotate]').click();
+    await page.click('[data-dialog=rotate] [data-confirm]');
+    await page.locator('[data-dialog=rotate] [role=alert]').waitFor();
+    assert.equal((await call(gw, 'GET', '/key', { key: created.key })).status, 401, 'the secret was rotated all the same');
+
+    // Retried with the dialog's Idempotency-Key: the gateway replays its answer, whose secret is null.
+    await page.click('[data-dialog=rotate] [data-confirm]');
+    const lost = page.locator('[data-dialog=secret] [data-secret-lost]');
+    await lost.waitFor();
+    assert.match((await lost.textContent())!, /never shows a secret twice\. Rotate the key to get a new one\./);
+    assert.equal(await page.locator('[data-secret]').count(), 0, 'no empty secret is offered for copying');
+    assert.equal(sent, 2, 'one rotation sent, then its retry');
+    await watched.shot('rotation-answer-lost');
+    watched.assertClean();
+  });
+
+  test('a create retried after its answer was lost issues one key, not two', async () => {
+    const watched = await watchPage(browser, 'operator-lost-create');
+    const page = await signIn(watched);
+    await page.click('[data-nav=keys]');
+    // The first create reaches the gateway, which issues the key and records its answer, but the
+    // connection drops before the page receives it.
+    let sent = 0;
+    await page.route('**/admin/v1/keys', async (route) => {
+      if (route.request().method() !== 'POST' || sent++ > 0) return route.continue();
+      await route.fetch();
+      await route.abort('aborted');
+    });
+    await page.click('[data-action=create]');
+    await page.fill('#key-name', 'created-once');
+    await page.click('[data-dialog=create] button[type=submit]');
+    await page.locator('[data-dialog=create] [role=alert]').waitFor();
+    // Submitted again, unchanged: the same Idempotency-Key, so the gateway replays its answer.
+    await page.click('[data-dialog=create] button[type=submit]');
+    await page.locator('[data-dialog=secret] [data-secret-lost]').waitFor();
+    assert.equal(sent, 2, 'one create sent, then its retry');
+    const listed: Json[] = (await admin('GET', '/keys?name=created-once')).json.data;
+    assert.equal(listed.length, 1, 'one key issued');
+    watched.assertClean();
+  });
+
   test('the providers page shows each upstream’s health, and one cooling down after a failure', async () => {
     // A gateway of its own whose upstreams cool down after one failure, for ten minutes.
     const config = mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');

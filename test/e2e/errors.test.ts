@@ -3,7 +3,7 @@
 // failures do reach the upstream but release the hold, charge nothing and leave one usage row with cost 0.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import { mockConfig, usageRowOf, type CreatedKey } from '../support/gateway-process.js';
 import { errorReply, inSequence, stall, type MockReply, type MockUpstream } from '../support/mock-upstream.js';
 import {
@@ -393,7 +393,7 @@ describe('errors (product.md §6)', () => {
       const entries = ledgerKinds(e.gw, main.id).length;
       const calls = e.mock.requests.length;
       // Hold SQLite's write lock from outside the gateway until its answer arrives (its busy timeout may be seconds).
-      const db = new Database(e.gw.dbPath);
+      const db = openSqliteFile(e.gw.dbPath);
       let res: RawResponse;
       try {
         db.exec('BEGIN EXCLUSIVE');

@@ -237,7 +237,16 @@ describe('500 concurrent streaming requests on a key whose balance covers exactl
         final.derived,
         where('cached balance/held/spent equal the figures derived from the entries'),
       );
-      const rows = await usageRows(gw, key.id);
+      // Each refusal leaves its own row too (cost 0, no ledger entry), written just after its answer.
+      const all = await waitFor(async () => {
+        const listed = await usageRows(gw!, key.id);
+        return listed.length === TOTAL ? listed : undefined;
+      }, 10_000);
+      assert.ok(all, where('one usage row per request, refusals included'));
+      const refusalRows = all.filter((row) => row.usage_source === 'none');
+      assert.equal(refusalRows.length, TOTAL - COVERED_HOLDS);
+      assert.ok(refusalRows.every((row) => row.status === 402 && row.cost === 0), where('each refusal row: a 402 that cost nothing'));
+      const rows = all.filter((row) => row.usage_source !== 'none');
       const charges = rows.map((row) => usdToNano(row.cost));
       const sumCharges = charges.reduce((a, b) => a + b, 0);
       assert.equal(rows.length, COVERED_HOLDS, where('one usage row per admitted request'));

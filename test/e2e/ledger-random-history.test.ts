@@ -432,9 +432,12 @@ describe('a seeded random history of top-ups, calls, aborts and upstream faults'
     const drained = await waitFor(() => gw!.audit(key.id).activeHolds === 0, 5_000);
     samplerReport = await sampler.stop();
     const final = gw.audit(key.id);
-    const rows = await usageRows(gw, key.id);
+    const allRows = await usageRows(gw, key.id);
     const trail = ledgerTrail(gw.dbPath, key.id);
-    const rowById = new Map<string, UsageRow>(rows.map((row) => [row.request_id, row]));
+    const rowById = new Map<string, UsageRow>(allRows.map((row) => [row.request_id, row]));
+    // The rows that go with money; a request refused before any hold (a 402, a client gone first) has a
+    // row of its own that moves none (usage_source 'none').
+    const rows = allRows.filter((row) => row.usage_source !== 'none');
 
     // A call the client aborted before any response has no x-request-id: find its usage row among the
     // rows no response named, by its input estimate and hold (it must be there: the call reached the upstream).
@@ -472,7 +475,10 @@ describe('a seeded random history of top-ups, calls, aborts and upstream faults'
         assert.equal(calls, 0, what('a refused request never reaches the upstream'));
         assert.deepEqual(entries, [], what('a 402 left ledger entries'));
         assert.equal(holdRow, undefined, what('a 402 left a hold'));
-        assert.equal(trail.usageRequestIds.has(id), false, what('a 402 left a usage row'));
+        assert.equal(trail.usageRequestIds.has(id), false, what('a 402 left a billed usage row'));
+        const refusalRow = rowById.get(id);
+        assert.ok(refusalRow, what('a 402 leaves its outcome row'));
+        assert.deepEqual([refusalRow.status, refusalRow.cost, refusalRow.usage_source], [402, 0, 'none'], what('the 402 row moves no money'));
         continue;
       }
       if (r.op.kind === 'chat' && r.op.fault === 'overdraft' && r.hold > maxEverBalance) {

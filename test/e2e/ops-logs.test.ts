@@ -1,10 +1,13 @@
 // Logs (product.md §10): one JSON line per request; at every level, down to trace, no key secret (issued
 // by the CLI or the admin API), no admin or metrics token, no provider key, no prompt and no completion in anything the server writes (stdout and
 // stderr) — and with `log.bodies: true` the request body (prompt) and a non-stream answer are logged,
-// with secret-looking fields in them censored, still without any secret.
+// with secret-looking fields in them censored, still without any secret. A request line is at warn when
+// the gateway answered 5xx (info otherwise) and says who asked: the client address (X-Forwarded-For only
+// with server.trust_proxy) and the user agent.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { call, postChat, type Json } from '../support/e2e.js';
+import { call, extendConfig, postChat, type Json } from '../support/e2e.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { DEFAULT_TEXT, errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
 import { postStream, sleep } from '../support/resilience.js';
@@ -164,3 +167,110 @@ describe('logs with log.bodies: true and log.level from the config', () => {
     for (const secret of [key.key, PROVIDER_KEY, SMUGGLED]) assert.ok(!text.includes(secret), `"${secret}" appears in the output`);
   });
 });
+
+const AGENT = 'ops-test-agent/1.0 (on-call)';
+// A proxy in front would add the address it saw last; a client may write anything before that.
+const FORWARDED = '203.0.113.7, 198.51.100.9';
+const SOCKET_ADDRESS = /^(::ffff:)?127\.0\.0\.1$/;
+
+describe('request lines: the level follows the status; the client address and user agent are on each', () => {
+  let mock: MockUpstream;
+  let gw: GatewayProcess;
+  before(async () => {
+    mock = await startMockUpstream();
+    // The default server.trust_proxy (off): X-Forwarded-For is the client's to write, so it is ignored.
+    gw = await startGateway({ config: mockConfig(mock) });
+  });
+  after(async () => {
+    await mock?.close();
+    if (gw) await stopGateway(gw, 10_000);
+  });
+
+  test('a 5xx answer is logged at warn, a 4xx and a 200 at info, each with clientIp and userAgent (X-Forwarded-For ignored)', async () => {
+    const key = await gw.createKey({ balance: 5 });
+    const headers = { 'user-agent': AGENT, 'x-forwarded-for': FORWARDED };
+    const ok = await postChat(gw, key.key, { model: 'gpt-test', messages }, { headers });
+    assert.equal(ok.status, 200);
+    mock.handle(errorReply(500, 'upstream broke'));
+    const failed = await postChat(gw, key.key, { model: 'gpt-test', messages }, { headers });
+    mock.handle(null);
+    assert.equal(failed.status, 502, failed.text);
+    const unauthorized = await postChat(gw, 'tg-not-a-real-key-0123456789abcdefghij', { model: 'gpt-test', messages }, { headers });
+    assert.equal(unauthorized.status, 401);
+    const missing = await call(gw, 'GET', '/no-such-route', { key: key.key, headers });
+    assert.equal(missing.status, 404);
+    const ids = [ok, failed, unauthorized, missing].map((res) => res.headers.get('x-request-id')!);
+
+    const byId = await accessLines(gw, ids);
+    const found = ids.map((id) => byId.get(id)![0]!);
+    assert.deepEqual(
+      found.map((line) => [line.status, line.level]),
+      [
+        [200, 30],
+        [502, 40],
+        [401, 30],
+        [404, 30],
+      ],
+    );
+    for (const line of found) {
+      assert.match(String(line.clientIp), SOCKET_ADDRESS, 'the socket address, not X-Forwarded-For');
+      assert.equal(line.userAgent, AGENT);
+    }
+  });
+
+  test('a user agent is cut to 256 characters; a request without one has none', async () => {
+    const long = `agent/${'x'.repeat(600)}`;
+    const res = await call(gw, 'GET', '//admin/v1/keys', { headers: { 'user-agent': long } });
+    const id = res.headers.get('x-request-id')!;
+    const line = (await accessLines(gw, [id])).get(id)![0]!;
+    assert.equal(line.userAgent, long.slice(0, 256));
+
+    const bare = await rawGet(gw, '/v1/models');
+    const bareLine = (await accessLines(gw, [bare])).get(bare)![0]!;
+    assert.equal(bareLine.status, 401);
+    assert.equal('userAgent' in bareLine, false, `no userAgent field: ${JSON.stringify(bareLine)}`);
+    assert.match(String(bareLine.clientIp), SOCKET_ADDRESS);
+  });
+});
+
+describe('request lines with server.trust_proxy: 1', () => {
+  let mock: MockUpstream;
+  let gw: GatewayProcess;
+  before(async () => {
+    mock = await startMockUpstream();
+    // One proxy hop trusted: the address that proxy saw (the last entry), not what the client wrote before it.
+    gw = await startGateway({ config: extendConfig(mockConfig(mock), { server: '  trust_proxy: 1' }) });
+  });
+  after(async () => {
+    await mock?.close();
+    if (gw) await stopGateway(gw, 10_000);
+  });
+
+  test('the client address is the one the trusted proxy saw; without the header, the socket address', async () => {
+    const key = await gw.createKey({ balance: 5 });
+    const forwarded = await postChat(gw, key.key, { model: 'gpt-test', messages }, { headers: { 'user-agent': AGENT, 'x-forwarded-for': FORWARDED } });
+    assert.equal(forwarded.status, 200);
+    const plain = await postChat(gw, key.key, { model: 'gpt-test', messages }, { headers: { 'user-agent': AGENT } });
+    const ids = [forwarded, plain].map((res) => res.headers.get('x-request-id')!);
+    const byId = await accessLines(gw, ids);
+    assert.equal(byId.get(ids[0]!)![0]!.clientIp, '198.51.100.9');
+    assert.equal(byId.get(ids[0]!)![0]!.userAgent, AGENT);
+    assert.match(String(byId.get(ids[1]!)![0]!.clientIp), SOCKET_ADDRESS);
+  });
+});
+
+/** A GET with no header but Host (fetch always sends a user agent); returns the answer's request id. */
+function rawGet(gw: GatewayProcess, path: string): Promise<string> {
+  const { hostname, port } = new URL(gw.origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`));
+    let text = '';
+    socket.on('data', (data: Buffer) => (text += data.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const id = /^x-request-id: (\S+)/im.exec(text)?.[1];
+      if (id) resolve(id);
+      else reject(new Error(`no request id in ${text}`));
+    });
+  });
+}

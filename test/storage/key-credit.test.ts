@@ -2,6 +2,7 @@
 // revoked key is refused and nothing moves; a balance past the ledger's maximum is refused and nothing
 // moves; the refusal is decided under the key row's lock, so a revoke in progress is waited for and seen;
 // a key's running totals past 2^53 nano-dollars still read.
+import { createRequire } from 'node:module';
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import pg from 'pg';
 import { MAX_NANO } from '../../src/billing/money.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { SQLITE_DRIVER } from '../../src/storage/sqlite/driver.js';
 import type { Credit, Store, UsageRecord } from '../../src/storage/types.js';
 import { testNewKey } from '../support/key-fixture.js';
 import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
@@ -149,7 +151,7 @@ describe('sqlite: a credit racing a revoke', () => {
     const go = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(
       `const { workerData, parentPort } = require('node:worker_threads');
-       const Database = require('better-sqlite3');
+       const Database = require(workerData.driver);
        const db = new Database(workerData.file);
        db.exec('BEGIN IMMEDIATE');
        db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = 'now' WHERE id = 'key_a'").run();
@@ -158,7 +160,7 @@ describe('sqlite: a credit racing a revoke', () => {
        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
        db.exec('COMMIT');
        db.close();`,
-      { eval: true, workerData: { file: join(dir, 'race.db'), go } },
+      { eval: true, workerData: { file: join(dir, 'race.db'), go, driver: createRequire(import.meta.url).resolve(SQLITE_DRIVER) } },
     );
     const exited = new Promise((resolve, reject) => worker.once('exit', resolve).once('error', reject));
     await new Promise((resolve) => worker.once('message', resolve));

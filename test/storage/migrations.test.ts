@@ -5,14 +5,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import pg from 'pg';
-import { POSTGRES_MIGRATIONS } from '../../src/storage/postgres/migrations.js';
+import { postgresMigrations } from '../../src/storage/postgres/migrations.js';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
-import { SQLITE_MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
+import { sqliteMigrations } from '../../src/storage/sqlite/migrations.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { USAGE_COLUMNS } from '../../src/storage/rows.js';
 import type { Store } from '../../src/storage/types.js';
-import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
+import { freshPgSchema, postgresSkipReason, type PgSchema } from '../support/postgres.js';
+import { storeDialects } from '../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 
@@ -59,18 +61,18 @@ describe('migrations on SQLite', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-migrate-'));
     const file = join(dir, 'old.db');
     try {
-      const old = new Database(file);
+      const old = openSqliteFile(file);
       old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
-      old.exec(SQLITE_MIGRATIONS[0]!.sql);
-      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(SQLITE_MIGRATIONS[0]!.name, new Date(T0).toISOString());
+      old.exec(sqliteMigrations()[0]!.sql);
+      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(sqliteMigrations()[0]!.name, new Date(T0).toISOString());
       for (const sql of V1_ROWS) old.exec(sql);
       old.close();
 
       const store = openSqliteStore(file);
-      const reader = new Database(file, { readonly: true });
+      const reader = openSqliteFile(file, { readonly: true });
       try {
         const versions = reader.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>;
-        assert.deepEqual(versions.map((v) => v.version), SQLITE_MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(versions.map((v) => v.version), sqliteMigrations().map((m) => m.version));
         await checkUpgraded(store, async () => (reader.prepare('SELECT id FROM ledger_entries ORDER BY id').all() as Array<{ id: number }>).map((r) => r.id));
       } finally {
         reader.close();
@@ -80,27 +82,121 @@ describe('migrations on SQLite', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('a version-1 database with data, upgraded, has the same tables, indexes and columns as a new one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-migrate-'));
+    try {
+      const old = openSqliteFile(join(dir, 'old.db'));
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
+      old.exec(sqliteMigrations()[0]!.sql);
+      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, ?)').run(sqliteMigrations()[0]!.name, new Date(T0).toISOString());
+      for (const sql of V1_ROWS) old.exec(sql);
+      old.close();
+      const schemaOf = async (file: string) => {
+        await openSqliteStore(file).close();
+        const db = openSqliteFile(file, { readonly: true });
+        try {
+          // Each table's and index's definition as SQLite keeps it, and each table's columns as it reads them
+          // (the runner's own schema_migrations aside: this test wrote the old one's CREATE on one line).
+          const objects = db
+            .prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY type, name")
+            .all() as Array<{ type: string; name: string }>;
+          const columns = objects.filter((o) => o.type === 'table').map((o) => [o.name, db.pragma(`table_xinfo(${o.name})`)]);
+          return { objects, columns };
+        } finally {
+          db.close();
+        }
+      };
+      const expected = await schemaOf(join(dir, 'new.db'));
+      assert.ok(expected.objects.length > 10, 'the dump sees the schema');
+      assert.deepEqual(await schemaOf(join(dir, 'old.db')), expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+/** A PostgreSQL schema at version 1 (as a gateway of that version left it) holding V1_ROWS. */
+async function pgVersion1WithData(): Promise<{ schema: PgSchema; client: pg.Client }> {
+  const schema = await freshPgSchema();
+  const client = new pg.Client({ connectionString: schema.url });
+  await client.connect();
+  await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  await client.query(postgresMigrations()[0]!.sql);
+  await client.query('INSERT INTO schema_migrations VALUES (1, $1, $2)', [postgresMigrations()[0]!.name, new Date(T0).toISOString()]);
+  // A fresh identity column numbers the entries 1..7 in insertion order, as SQLite's rowid does.
+  for (const sql of V1_ROWS) await client.query(sql);
+  return { schema, client };
+}
+
+/**
+ * What a schema is made of, as the catalogs describe it: each table's columns, each constraint, each index
+ * and each function or procedure (its arguments, result, body and settings). The schema's own name, which
+ * differs between two test schemas, is left out.
+ */
+async function pgSchemaOf(client: pg.Client, name: string): Promise<Record<string, unknown[]>> {
+  const rows = async (sql: string) => (await client.query(sql, [name])).rows.map((row) => JSON.stringify(row).replaceAll(name, '<schema>'));
+  return {
+    columns: await rows(`SELECT table_name, column_name, ordinal_position, data_type, is_nullable, column_default, is_identity, identity_generation
+      FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position`),
+    constraints: await rows(`SELECT t.relname AS table_name, c.conname, c.contype, pg_get_constraintdef(c.oid) AS definition
+      FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE n.nspname = $1 ORDER BY t.relname, c.conname`),
+    indexes: await rows('SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY tablename, indexname'),
+    functions: await rows(`SELECT p.proname, p.prokind, pg_get_function_identity_arguments(p.oid) AS arguments,
+        pg_get_function_result(p.oid) AS result, p.prosrc, p.proconfig
+      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY p.proname`),
+  };
+}
 
 describe('migrations on PostgreSQL', { skip: await postgresSkipReason() }, () => {
   test('a version-1 database with data opens at the latest version, every row and id intact', async () => {
-    const schema = await freshPgSchema();
-    const client = new pg.Client({ connectionString: schema.url });
-    await client.connect();
+    const { schema, client } = await pgVersion1WithData();
     try {
-      await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      await client.query(POSTGRES_MIGRATIONS[0]!.sql);
-      await client.query('INSERT INTO schema_migrations VALUES (1, $1, $2)', [POSTGRES_MIGRATIONS[0]!.name, new Date(T0).toISOString()]);
-      // A fresh identity column numbers the entries 1..7 in insertion order, as SQLite's rowid does.
-      for (const sql of V1_ROWS) await client.query(sql);
       const store = await openPostgresStore(schema.url, { maxConnections: 2 });
       try {
         const versions = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-        assert.deepEqual(versions.rows.map((v) => v.version), POSTGRES_MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(versions.rows.map((v) => v.version), postgresMigrations().map((m) => m.version));
         await checkUpgraded(store, async () => (await client.query<{ id: string }>('SELECT id FROM ledger_entries ORDER BY id')).rows.map((r) => Number(r.id)));
       } finally {
         await store.close();
       }
+    } finally {
+      await client.end();
+      await schema.drop();
+    }
+  });
+
+  test('a version-1 database with data, upgraded, has the same tables, columns, constraints, indexes and functions as a new one', async () => {
+    const upgraded = await pgVersion1WithData();
+    const fresh = await freshPgSchema();
+    const freshClient = new pg.Client({ connectionString: fresh.url });
+    try {
+      await (await openPostgresStore(upgraded.schema.url, { maxConnections: 1 })).close();
+      await (await openPostgresStore(fresh.url, { maxConnections: 1 })).close();
+      await freshClient.connect();
+      const expected = await pgSchemaOf(freshClient, fresh.name);
+      assert.ok(expected.columns!.length > 50 && expected.indexes!.length > 5, 'the dump sees the schema');
+      assert.deepEqual(await pgSchemaOf(upgraded.client, upgraded.schema.name), expected);
+    } finally {
+      await freshClient.end();
+      await upgraded.client.end();
+      await fresh.drop();
+      await upgraded.schema.drop();
+    }
+  });
+
+  // The gateway's one call is CALL tollgate_commit_ledger_batch (postgres/ledger-batcher.ts); the
+  // per-operation functions of migrations 1 to 4 are dropped (migration 12), and nothing calls them.
+  test('an upgraded database keeps only the batch function and its procedure, neither naming a dropped one', async () => {
+    const { schema, client } = await pgVersion1WithData();
+    try {
+      await (await openPostgresStore(schema.url, { maxConnections: 1 })).close();
+      const { rows } = await client.query<{ proname: string; prosrc: string }>(
+        'SELECT proname, prosrc FROM pg_proc WHERE pronamespace = current_schema()::regnamespace ORDER BY proname',
+      );
+      assert.deepEqual(rows.map((r) => r.proname), ['tollgate_commit_ledger_batch', 'tollgate_ledger_batch']);
+      for (const row of rows) assert.doesNotMatch(row.prosrc, /tollgate_(close|renew|grow)_hold/, row.proname);
     } finally {
       await client.end();
       await schema.drop();
@@ -111,6 +207,24 @@ describe('migrations on PostgreSQL', { skip: await postgresSkipReason() }, () =>
 // The runners apply every migration above the highest applied version, so a gap or a step backwards
 // (two branches that picked numbers independently) would skip a migration on an existing database.
 test('both dialects number their migrations 1..N in order', () => {
-  assert.deepEqual(SQLITE_MIGRATIONS.map((m) => m.version), SQLITE_MIGRATIONS.map((_, i) => i + 1));
-  assert.deepEqual(POSTGRES_MIGRATIONS.map((m) => m.version), POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+  assert.deepEqual(sqliteMigrations().map((m) => m.version), sqliteMigrations().map((_, i) => i + 1));
+  assert.deepEqual(postgresMigrations().map((m) => m.version), postgresMigrations().map((_, i) => i + 1));
 });
+
+// rows.ts names the usage columns once (USAGE_COLUMNS): every insert, on both dialects, follows it.
+for (const dialect of await storeDialects()) {
+  test(`${dialect.name}: the usage columns the stores write are the usage_records table's columns`, { skip: dialect.skip }, async () => {
+    const store = await dialect.open();
+    try {
+      const sql =
+        dialect.name === 'sqlite'
+          ? "SELECT name FROM pragma_table_info('usage_records')"
+          : "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'usage_records'";
+      // PostgreSQL's seq is its insertion order (SQLite's rowid), which no insert writes.
+      const columns = (await store.query<{ name: string }>(sql)).map((c) => c.name).filter((name) => name !== 'seq');
+      assert.deepEqual(columns.sort(), [...USAGE_COLUMNS].sort());
+    } finally {
+      await store.close();
+    }
+  });
+}

@@ -1,6 +1,7 @@
 // Rate limits fail OPEN (product.md §8): a Redis of the test's own is killed, paused and restarted under
-// the limiter. Requests keep being admitted (uncounted), one warning line a minute at most, a counter for
-// the metric, nothing thrown or left unhandled — and once Redis is back the limits count again.
+// the limiter. Requests keep being admitted (uncounted), one warning line when Redis goes (and one a
+// minute at most while it is slow), a counter for the metric, nothing thrown or left unhandled — and once
+// Redis is back the limits count again.
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -16,6 +17,7 @@ const rpm5: RateLimits = { rpm: 5, tpm: null, maxConcurrent: null };
 interface LogLine {
   level: number;
   msg: string;
+  code?: string;
   suppressed?: number;
   fail_open_count?: number;
 }
@@ -125,19 +127,40 @@ describe('RedisRateLimiter fails open', { skip }, () => {
     assert.equal(admittedCount(await burst(limiter, 8)), 5);
   });
 
-  test('at most one warning line a minute, which says how many were held back', async () => {
+  test('Redis unreachable however long: one warning line (its cause, not one a minute)', async () => {
     let now = 0;
     const { limiter, warnings } = limiterAt(`redis://127.0.0.1:${await closedPort()}`, { now: () => now });
+    await limiter.ready(300);
     await burst(limiter, 10);
-    assert.equal(warnings().length, 1);
-    now += 59_999;
+    now += 10 * 60_000;
     await burst(limiter, 10);
-    assert.equal(warnings().length, 1);
-    now += 1;
-    await burst(limiter, 1);
-    assert.equal(warnings().length, 2);
-    assert.ok(warnings()[1]!.suppressed! >= 19, `suppressed ${warnings()[1]!.suppressed}`);
-    assert.equal(warnings()[1]!.fail_open_count, 21);
+    assert.equal(limiter.failOpenCount, 20);
+    assert.equal(warnings().length, 1, JSON.stringify(warnings()));
+    assert.equal(warnings()[0]!.code, 'ECONNREFUSED');
+    assert.match(warnings()[0]!.msg, /Redis unreachable: rate limits fail open/);
+  });
+
+  test('Redis slow (connected, not answering in time): at most one warning line a minute, which says how many were held back', async () => {
+    let now = 0;
+    const redis = await server();
+    const { limiter, warnings } = limiterAt(redis.url, { now: () => now, commandTimeoutMs: 100 });
+    assert.equal(await limiter.ready(5_000), true);
+    redis.pause();
+    try {
+      await burst(limiter, 10);
+      assert.equal(warnings().length, 1);
+      assert.match(warnings()[0]!.msg, /Redis slow or refusing commands: rate limits fail open/);
+      now += 59_999;
+      await burst(limiter, 10);
+      assert.equal(warnings().length, 1);
+      now += 1;
+      await burst(limiter, 1);
+      assert.equal(warnings().length, 2);
+      assert.ok(warnings()[1]!.suppressed! >= 19, `suppressed ${warnings()[1]!.suppressed}`);
+      assert.equal(warnings()[1]!.fail_open_count, 21);
+    } finally {
+      redis.resume();
+    }
   });
 
   test('close() ends the connection and its reconnecting, with Redis up or down', async () => {

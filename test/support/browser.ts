@@ -43,10 +43,21 @@ export interface WatchedPage {
   transferred(): Promise<number>;
 }
 
-export async function watchPage(browser: Browser, label: string): Promise<WatchedPage> {
+export interface PageOptions {
+  /** The window's size; a laptop's 1280×860 unless told. */
+  readonly viewport?: { width: number; height: number };
+  /** The browser's time zone (IANA name), so a test can predict how times read; the machine's unless told. */
+  readonly timezoneId?: string;
+}
+
+export async function watchPage(browser: Browser, label: string, options: PageOptions = {}): Promise<WatchedPage> {
   const shots = mkdtempSync(join(tmpdir(), `tollgate-dashboard-${label}-`));
   mkdirSync(shots, { recursive: true });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 860 },
+    locale: 'en-US',
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+  });
   const page = await context.newPage();
   // A page that does not show what a test waits for fails in seconds, not in Playwright's 30.
   page.setDefaultTimeout(10_000);

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openSqliteFile, type SqliteDatabase } from '../../src/storage/sqlite/driver.js';
 
 // The standard config lives beside the mock (the in-process tests use it too); e2e files import it from here.
 export { mockConfig } from './mock-config.js';
@@ -179,8 +179,8 @@ export async function stopGateway(gw: GatewayProcess, graceMs: number): Promise<
 }
 
 /** Runs `read` on a read-only connection to the SQLite file (WAL lets it run beside the server). */
-export function readDatabase<T>(dbPath: string, read: (db: Database.Database) => T): T {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+export function readDatabase<T>(dbPath: string, read: (db: SqliteDatabase) => T): T {
+  const db = openSqliteFile(dbPath, { readonly: true, fileMustExist: true });
   try {
     return read(db);
   } finally {

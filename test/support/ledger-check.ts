@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { SQLITE_DRIVER } from '../../src/storage/sqlite/driver.js';
 import { parseJsonOutput } from './e2e.js';
 import { DERIVED_BALANCES_SQL, readDatabase, type GatewayProcess, type KeyAudit } from './gateway-process.js';
 import { chatCostNano, embeddingCostNano, usdToNano } from './money.js';
@@ -66,7 +67,10 @@ export function ledgerTrail(dbPath: string, keyId: string): LedgerTrail {
     for (const row of db.prepare('SELECT request_id, amount, status FROM holds WHERE key_id = ?').all(keyId) as Array<{ request_id: string } & HoldRecord>) {
       holds.set(row.request_id, { amount: row.amount, status: row.status });
     }
-    const usageRequestIds = new Set((db.prepare('SELECT request_id FROM usage_records').all() as Array<{ request_id: string }>).map((r) => r.request_id));
+    // The rows that go with money; a refusal's row (usage_source 'none') moves none.
+    const usageRequestIds = new Set(
+      (db.prepare("SELECT request_id FROM usage_records WHERE usage_source <> 'none'").all() as Array<{ request_id: string }>).map((r) => r.request_id),
+    );
     return { entries, holds, usageRequestIds };
   });
 }
@@ -296,7 +300,8 @@ tick();
  * have balance − held ≥ 0, cached == derived, and held == the sum of active holds.
  */
 export async function startLedgerSampler(dbPath: string, keyId: string, opts: SamplerOptions = {}): Promise<LedgerSampler> {
-  const betterSqlite3 = createRequire(import.meta.url).resolve('better-sqlite3');
+  // The driver package this Node loads (src/storage/sqlite/driver.ts).
+  const betterSqlite3 = createRequire(import.meta.url).resolve(SQLITE_DRIVER);
   const workerData = { dbPath, keyId, betterSqlite3, derivedSql: DERIVED_BALANCES_SQL, allowNegative: opts.allowNegative ?? false, busyMs: opts.busyMs ?? 4, idleMs: opts.idleMs ?? 2 };
   const worker = new Worker(SAMPLER_SOURCE, { eval: true, workerData });
   await new Promise<void>((resolve, reject) => {

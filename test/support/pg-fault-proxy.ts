@@ -1,7 +1,8 @@
 // A TCP proxy in front of PostgreSQL that cuts the connection carrying the ledger's batch statement, at
 // a chosen moment: before the batch reaches the server (it never ran), or after the server answered
 // (it committed, the answer is lost). The group commit must then fail or retry each of the batch's
-// requests exactly once (src/storage/postgres/ledger-batcher.ts).
+// requests exactly once (src/storage/postgres/ledger-batcher.ts). It can also take the whole database
+// away (every connection dropped, the port closed) and bring it back on the same port.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { BATCH_STATEMENT_NAME } from '../../src/storage/postgres/ledger-batcher.js';
 
@@ -19,6 +20,10 @@ export interface PgFaultProxy {
   arm(when: Cut, times?: number): void;
   /** Batch statements seen and cuts made so far. */
   readonly stats: { batches: number; cuts: number };
+  /** Drops every connection and stops listening: connecting is refused (ECONNREFUSED), as a database gone away. */
+  takeDown(): Promise<void>;
+  /** Listens again on the same port. */
+  bringBack(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,8 +83,24 @@ export async function startPgFaultProxy(target: string): Promise<PgFaultProxy> {
       for (let i = 0; i < times; i++) armed.push(when);
     },
     stats,
+    async takeDown() {
+      // close() waits for the open connections, destroyed right after it stops the listening.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+    async bringBack() {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(proxyPort, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
+      if (!server.listening) return;
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import pg from 'pg';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
@@ -31,7 +31,7 @@ const sqlite: StoreDialect = {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-store-'));
     const file = join(dir, 'test.db');
     const store = openSqliteStore(file);
-    const reader = new Database(file, { readonly: true });
+    const reader = openSqliteFile(file, { readonly: true });
     return {
       ...store,
       async query<T>(sql: string, params: readonly unknown[] = []) {

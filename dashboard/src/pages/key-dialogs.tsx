@@ -6,7 +6,7 @@ import { newIdempotencyKey } from '../api.js';
 import { Modal } from '../components/modal.js';
 import { SecretBox } from '../components/secret-box.js';
 import { usd } from '../format.js';
-import type { KeyObject } from '../types.js';
+import type { IssuedKeyJson, KeyJson } from '../types.js';
 import { KeyForm, type KeyFormValues } from './key-form.js';
 
 /** Runs an action, keeping the busy flag and the error message. */
@@ -34,24 +34,36 @@ const ErrorLine = ({ error }: { error: string | undefined }) =>
     </p>
   ) : null;
 
-interface FormDialogProps {
+interface FormDialogProps<T extends KeyJson = KeyJson> {
   suggestions: readonly string[];
   onClose: () => void;
-  submit: (values: KeyFormValues) => Promise<KeyObject>;
-  onDone: (key: KeyObject) => void;
+  submit: (values: KeyFormValues) => Promise<T>;
+  onDone: (key: T) => void;
 }
 
-export function CreateDialog({ suggestions, onClose, submit, onDone }: FormDialogProps) {
+export function CreateDialog({
+  suggestions,
+  onClose,
+  submit,
+  onDone,
+}: Omit<FormDialogProps<IssuedKeyJson>, 'submit'> & { submit: (values: KeyFormValues, idempotencyKey: string) => Promise<IssuedKeyJson> }) {
+  // One Idempotency-Key per set of values in this dialog: resubmitting after a lost answer never issues a
+  // second key, while corrected values after a refusal are a new request.
+  const [idempotencyKeys] = useState(() => new Map<string, string>());
+  const keyFor = (values: KeyFormValues) => {
+    const body = JSON.stringify(values);
+    return idempotencyKeys.get(body) ?? idempotencyKeys.set(body, newIdempotencyKey()).get(body)!;
+  };
   const { busy, error, run } = useAction(onDone);
   return (
     <Modal id="create" title="New key" onClose={onClose}>
-      <KeyForm suggestions={suggestions} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v))} />
+      <KeyForm suggestions={suggestions} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v, keyFor(v)))} />
       <ErrorLine error={error} />
     </Modal>
   );
 }
 
-export function EditDialog({ editing, suggestions, onClose, submit, onDone }: FormDialogProps & { editing: KeyObject }) {
+export function EditDialog({ editing, suggestions, onClose, submit, onDone }: FormDialogProps & { editing: KeyJson }) {
   const { busy, error, run } = useAction(onDone);
   return (
     <Modal id="edit" title={`Edit ${editing.name}`} onClose={onClose}>
@@ -67,10 +79,10 @@ export function TopUpDialog({
   submit,
   onDone,
 }: {
-  target: KeyObject;
+  target: KeyJson;
   onClose: () => void;
-  submit: (amount: string, note: string | undefined, idempotencyKey: string) => Promise<KeyObject>;
-  onDone: (key: KeyObject) => void;
+  submit: (amount: string, note: string | undefined, idempotencyKey: string) => Promise<KeyJson>;
+  onDone: (key: KeyJson) => void;
 }) {
   // One Idempotency-Key per amount and note: resubmitting the same top-up never credits twice, while a
   // corrected amount after a refusal is a new request.
@@ -108,7 +120,7 @@ export function TopUpDialog({
   );
 }
 
-export function ConfirmDialog({
+export function ConfirmDialog<T extends KeyJson>({
   id,
   title,
   text,
@@ -124,8 +136,8 @@ export function ConfirmDialog({
   confirmLabel: string;
   danger?: boolean;
   onClose: () => void;
-  submit: (idempotencyKey: string) => Promise<KeyObject>;
-  onDone: (key: KeyObject) => void;
+  submit: (idempotencyKey: string) => Promise<T>;
+  onDone: (key: T) => void;
 }) {
   const [idempotencyKey] = useState(newIdempotencyKey);
   const { busy, error, run } = useAction(onDone);
@@ -145,10 +157,21 @@ export function ConfirmDialog({
   );
 }
 
-export function SecretDialog({ title, secret, onClose }: { title: string; secret: string; onClose: () => void }) {
+/**
+ * The secret of a created or rotated key. A retried action (the same Idempotency-Key, after an answer that
+ * never arrived) is answered with a replay whose secret is null: the server keeps only its hash, so the
+ * secret cannot be shown again — say so, and how to get a new one, rather than show an empty secret.
+ */
+export function SecretDialog({ title, secret, onClose }: { title: string; secret: string | null; onClose: () => void }) {
   return (
     <Modal id="secret" title={title} onClose={onClose}>
-      <SecretBox secret={secret} />
+      {secret === null ? (
+        <p class="error" role="alert" data-secret-lost>
+          The secret was in an earlier answer that did not reach this page, and Tollgate never shows a secret twice. Rotate the key to get a new one.
+        </p>
+      ) : (
+        <SecretBox secret={secret} />
+      )}
       <div class="toolbar">
         <button type="button" class="secondary" onClick={onClose} data-close>
           Done

@@ -2,7 +2,7 @@
 // limits and expiry. Empty limit fields mean "no limit" (null), as in the API.
 import { useState } from 'preact/hooks';
 import type { KeyFields, LimitsInput } from '../keys-api.js';
-import type { KeyObject, Limits } from '../types.js';
+import type { KeyJson, LimitsJson } from '../types.js';
 
 export interface KeyFormValues extends KeyFields {
   /** As typed (the server reads it exactly). */
@@ -22,7 +22,7 @@ interface Draft {
   expires: string;
 }
 
-function draftOf(key: KeyObject | undefined): Draft {
+function draftOf(key: KeyJson | undefined): Draft {
   const l = key?.limits;
   const text = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v));
   return {
@@ -57,7 +57,7 @@ function valuesOf(d: Draft, initial: Draft | undefined): KeyFormValues {
   const limits: LimitsInput = {};
   for (const name of ['rpm', 'tpm', 'max_concurrent'] as const) if (changed(name)) limits[name] = whole(d[name]);
   if (changed('budget')) limits.budget = d.budget.trim() === '' ? null : d.budget.trim();
-  if (changed('budget') || changed('budget_period')) limits.budget_period = d.budget.trim() === '' ? null : (d.budget_period as Limits['budget_period']);
+  if (changed('budget') || changed('budget_period')) limits.budget_period = d.budget.trim() === '' ? null : (d.budget_period as LimitsJson['budget_period']);
   const values: KeyFormValues = {
     name: d.name.trim(),
     balance: d.balance.trim() === '' ? '0' : d.balance.trim(),
@@ -70,7 +70,7 @@ function valuesOf(d: Draft, initial: Draft | undefined): KeyFormValues {
 
 export interface KeyFormProps {
   /** The key being edited; none when creating. */
-  editing?: KeyObject;
+  editing?: KeyJson;
   /** Model IDs to suggest (from the providers list). */
   suggestions: readonly string[];
   submitLabel: string;
@@ -121,7 +121,7 @@ export function KeyForm({ editing, suggestions, submitLabel, busy, onSubmit, onC
         </>
       )}
       <fieldset>
-        <legend>Limits (empty: none)</legend>
+        <legend>LimitsJson (empty: none)</legend>
         <div class="grid2">
           <label for="key-rpm">Requests / min</label>
           <input {...field('rpm')} inputMode="numeric" />

@@ -3,42 +3,49 @@
 // endpoints (GET /v1/key, /v1/key/usage, /v1/key/usage/summary, /v1/models).
 import { useMemo, useState } from 'preact/hooks';
 import { getAll, getJson, withQuery } from '../api.js';
+import { spendText } from '../chart-text.js';
 import { Figure } from '../components/figure.js';
 import { TimeChart } from '../components/time-chart.js';
 import { UsageTable } from '../components/usage-table.js';
 import { count, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { RANGES, rangeStart, timeSeries, totals, type Period } from '../summary.js';
-import type { ListPage, ModelEntry, OwnKey, SummaryRow, UsageRow } from '../types.js';
+import type { KeyHolderAnswerJson, KeyHolderJson, ListPage, ModelJson, ModelListJson, UsageJson, UsageTotalsJson } from '../types.js';
 
 const RECENT = 20;
 
 interface MeData {
-  key: OwnKey;
-  models: ModelEntry[];
-  recent: UsageRow[];
-  summary: SummaryRow[];
+  key: KeyHolderJson;
+  models: ModelJson[];
+  recent: UsageJson[];
+  summary: UsageTotalsJson[];
   loadedAt: number;
+  /** The range the data are for (the select may already name the next one while it loads). */
+  period: Period;
 }
 
 async function loadMe(token: string, period: Period): Promise<MeData> {
   const now = Date.now();
   const since = new Date(rangeStart(period, now) * 1000).toISOString();
   const [key, models, recent, summary] = await Promise.all([
-    getJson<{ data: OwnKey }>('/v1/key', { token }),
-    getJson<{ data: ModelEntry[] }>('/v1/models', { token }),
-    getJson<ListPage<UsageRow>>(withQuery('/v1/key/usage', { limit: RECENT }), { token }),
-    getAll<SummaryRow>('/v1/key/usage/summary', token, { group_by: period, since }),
+    getJson<KeyHolderAnswerJson>('/v1/key', { token }),
+    getJson<ModelListJson>('/v1/models', { token }),
+    getJson<ListPage<UsageJson>>(withQuery('/v1/key/usage', { limit: RECENT }), { token }),
+    getAll<UsageTotalsJson>('/v1/key/usage/summary', token, { group_by: period, since }),
   ]);
   const newestFirst = [...recent.data].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
-  return { key: key.data, models: models.data, recent: newestFirst, summary, loadedAt: now };
+  return { key: key.data, models: models.data, recent: newestFirst, summary, loadedAt: now, period };
 }
 
 export function MePage({ token }: { token: string }) {
   const [period, setPeriod] = useState<Period>('day');
   const { data, error } = useLoad(() => loadMe(token, period), [token, period]);
-  const series = useMemo(() => data && timeSeries(data.summary, period, data.loadedAt), [data, period]);
-  const spend = useMemo(() => series && [{ label: 'Spend', values: series.cost, color: '#2f5bea' }], [series]);
+  // The chart and its sentences, from the data's own range (the select may name the next one already).
+  const chart = useMemo(() => {
+    if (!data) return undefined;
+    const series = timeSeries(data.summary, data.period, data.loadedAt);
+    return { times: series.times, spend: [{ label: 'Spend', values: series.cost, color: '#2f5bea' }], legend: spendText(series, data.period) };
+  }, [data]);
 
   if (error)
     return (
@@ -46,7 +53,7 @@ export function MePage({ token }: { token: string }) {
         {error}
       </p>
     );
-  if (!data || !series || !spend) return <p class="loading">Loading…</p>;
+  if (!data || !chart) return <p class="loading">Loading…</p>;
   const { key, models } = data;
   const l = key.limits;
   const inRange = totals(data.summary);
@@ -95,37 +102,39 @@ export function MePage({ token }: { token: string }) {
         {usd(inRange.cost)} over {count(inRange.requests)} requests in this range.
       </p>
       <div class="charts single">
-        <TimeChart id="spend" title="Spend" times={series.times} series={spend} format={usd} />
+        <TimeChart id="spend" title="Spend" times={chart.times} series={chart.spend} format={usd} legend={chart.legend} utc={data.period === 'day'} />
       </div>
 
       <h3>Recent requests</h3>
       <UsageTable rows={data.recent} />
 
       <h3>Models</h3>
-      <table class="models">
-        <thead>
-          <tr>
-            <th>Model</th>
-            <th>Type</th>
-            <th class="num">Input / 1M</th>
-            <th class="num">Output / 1M</th>
-            <th class="num">Cached / 1M</th>
-            <th class="num">Context</th>
-          </tr>
-        </thead>
-        <tbody>
-          {models.map((m) => (
-            <tr key={m.id}>
-              <td>{m.id}</td>
-              <td>{m.type}</td>
-              <td class="num">{usd(m.pricing.input)}</td>
-              <td class="num">{m.pricing.output === undefined ? '—' : usd(m.pricing.output)}</td>
-              <td class="num">{m.pricing.cached_input === undefined ? '—' : usd(m.pricing.cached_input)}</td>
-              <td class="num">{count(m.context_window)}</td>
+      <div class="table-scroll">
+        <table class="models">
+          <thead>
+            <tr>
+              <th>Model</th>
+              <th>Type</th>
+              <th class="num">Input / 1M</th>
+              <th class="num">Output / 1M</th>
+              <th class="num">Cached / 1M</th>
+              <th class="num">Context</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {models.map((m) => (
+              <tr key={m.id}>
+                <td>{m.id}</td>
+                <td>{m.type}</td>
+                <td class="num">{usd(m.pricing.input)}</td>
+                <td class="num">{m.pricing.output === undefined ? '—' : usd(m.pricing.output)}</td>
+                <td class="num">{m.pricing.cached_input === undefined ? '—' : usd(m.pricing.cached_input)}</td>
+                <td class="num">{count(m.context_window)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

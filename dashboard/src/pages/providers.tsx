@@ -4,21 +4,14 @@
 import { getJson } from '../api.js';
 import { count, time } from '../format.js';
 import { useLoad } from '../hooks.js';
-import type { ListPage, UpstreamHealth } from '../types.js';
+import type { ProviderHealthJson, UpstreamHealthJson } from '../types.js';
 
-function lastErrorText(e: UpstreamHealth['last_error']): string {
-  if (e === null || e === undefined) return '—';
-  if (typeof e === 'string') return e;
-  return [e.status, e.message].filter((x) => x !== undefined && x !== null).join(' ') + (e.at ? ` (${time(e.at)})` : '');
+function lastErrorText(e: UpstreamHealthJson['last_error']): string {
+  return e === null ? '—' : `${e.status} ${e.message} (${time(e.at)})`;
 }
 
-const numberOf = (u: UpstreamHealth, ...names: string[]): number | null => {
-  for (const name of names) if (typeof u[name] === 'number') return u[name];
-  return null;
-};
-
 export function ProvidersPage({ token }: { token: string }) {
-  const { data, error, reload } = useLoad(() => getJson<ListPage<UpstreamHealth>>('/admin/v1/providers', { token }), [token]);
+  const { data, error, reload } = useLoad(() => getJson<ProviderHealthJson>('/admin/v1/providers', { token }), [token]);
   if (error)
     return (
       <p class="error" role="alert">
@@ -26,7 +19,6 @@ export function ProvidersPage({ token }: { token: string }) {
       </p>
     );
   if (!data) return <p class="loading">Loading…</p>;
-  const now = Date.now();
   return (
     <section class="providers">
       <div class="toolbar">
@@ -54,8 +46,7 @@ export function ProvidersPage({ token }: { token: string }) {
           </thead>
           <tbody>
             {data.data.map((u) => {
-              const cooling = u.cooling ?? (u.cooling_until !== null && Date.parse(u.cooling_until) > now);
-              const configured = u.configured !== false;
+              const { cooling, configured } = u;
               return (
                 <tr
                   key={`${u.provider}/${u.upstream_model}`}
@@ -65,7 +56,7 @@ export function ProvidersPage({ token }: { token: string }) {
                 >
                   <td>{u.provider}</td>
                   <td>{u.upstream_model}</td>
-                  <td>{(u.models ?? []).join(', ')}</td>
+                  <td>{u.models.join(', ')}</td>
                   <td>
                     {!configured ? (
                       <span class="badge" title="The provider has no api_key: routing never calls it. See tollgate config check.">
@@ -78,8 +69,8 @@ export function ProvidersPage({ token }: { token: string }) {
                     )}
                   </td>
                   <td class="num">{count(u.consecutive_failures)}</td>
-                  <td class="num">{count(numberOf(u, 'requests_5m', 'requests_last_5m', 'requests'))}</td>
-                  <td class="num">{count(numberOf(u, 'errors_5m', 'errors_last_5m', 'errors'))}</td>
+                  <td class="num">{count(u.requests_5m)}</td>
+                  <td class="num">{count(u.errors_5m)}</td>
                   <td class="last-error">{lastErrorText(u.last_error)}</td>
                 </tr>
               );

@@ -1,8 +1,10 @@
-// The operator's usage table: every request that reached billing, filtered by key, model, provider,
-// status and time, paged with the API's cursors, and downloadable as CSV (GET /admin/v1/usage.csv with
-// the same filters; the token goes in the Authorization header, never in the URL).
+// The operator's usage table: every request, filtered by key, model, provider, status (a class — 2xx,
+// errors, 4xx, 5xx — or one code) and time, paged with the API's cursors, each row opening the request's
+// own page, and downloadable as CSV (GET /admin/v1/usage.csv with the same filters; the token goes in
+// the Authorization header, never in the URL).
 import { useState } from 'preact/hooks';
-import { download, getAll, getJson, withQuery } from '../api.js';
+import { download, getAll, withQuery } from '../api.js';
+import { requestsText } from '../chart-text.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { Pager, nextCursors } from '../components/pager.js';
 import { UsageTable } from '../components/usage-table.js';
@@ -10,40 +12,26 @@ import { count, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { listAllKeys } from '../keys-api.js';
 import { totals } from '../summary.js';
-import type { ListPage, SummaryRow, UsageRow } from '../types.js';
+import type { UsageTotalsJson } from '../types.js';
+import { listUsage } from '../usage-api.js';
+import { EMPTY_FILTERS, STATUS_CHOICES, queryOf, rememberView, rememberedView, type Filters, type UsageView } from '../usage-filters.js';
 
 const PAGE_SIZE = 50;
 
-interface Filters {
-  key_id: string;
-  model: string;
-  provider: string;
-  status: string;
-  since: string;
-  until: string;
-}
-
-const EMPTY: Filters = { key_id: '', model: '', provider: '', status: '', since: '', until: '' };
-
-/** The filters as API query parameters (times from the viewer's zone to ISO). */
-function queryOf(f: Filters): Record<string, string> {
-  const iso = (v: string) => (v ? new Date(v).toISOString() : '');
-  return { key_id: f.key_id, model: f.model.trim(), provider: f.provider.trim(), status: f.status.trim(), since: iso(f.since), until: iso(f.until) };
-}
-
 export function UsagePage({ token }: { token: string }) {
-  const [draft, setDraft] = useState<Filters>(EMPTY);
-  const [filters, setFilters] = useState<Filters>(EMPTY);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [view, setViewState] = useState(rememberedView);
+  const [draft, setDraft] = useState<Filters>(view.filters);
   const [csv, setCsv] = useState<{ busy: boolean; error?: string; bytes?: number }>({ busy: false });
+  const { filters, cursors } = view;
+  const setView = (next: UsageView) => {
+    rememberView(next);
+    setViewState(next);
+  };
   const after = cursors[cursors.length - 1];
   const keys = useLoad(() => listAllKeys(token), [token]);
-  const rows = useLoad(
-    () => getJson<ListPage<UsageRow>>(withQuery('/admin/v1/usage', { ...queryOf(filters), limit: PAGE_SIZE, after }), { token }),
-    [token, filters, after],
-  );
+  const rows = useLoad(() => listUsage(token, { ...queryOf(filters), limit: PAGE_SIZE, after }), [token, filters, after]);
   // The totals of everything the filters match (not just this page), from the summary by day.
-  const matching = useLoad(() => getAll<SummaryRow>('/admin/v1/usage/summary', token, { ...queryOf(filters), group_by: 'day' }).then(totals), [token, filters]);
+  const matching = useLoad(() => getAll<UsageTotalsJson>('/admin/v1/usage/summary', token, { ...queryOf(filters), group_by: 'day' }).then(totals), [token, filters]);
   const names = Object.fromEntries((keys.data ?? []).map((k) => [k.id, k.name]));
   const pageCostNano = (rows.data?.data ?? []).reduce((n, r) => n + Math.round(r.cost * 1e9), 0);
 
@@ -71,8 +59,7 @@ export function UsagePage({ token }: { token: string }) {
         class="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setFilters(draft);
-          setCursors([undefined]);
+          setView({ filters: draft, cursors: [undefined] });
         }}
       >
         <label>
@@ -86,7 +73,15 @@ export function UsagePage({ token }: { token: string }) {
         </label>
         {input('model', 'Model')}
         {input('provider', 'Provider')}
-        {input('status', 'HTTP status', 'number', 'e.g. 402')}
+        <label>
+          <span class="hint">Status</span>
+          <select name="status" value={draft.status} onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>
+            {STATUS_CHOICES.map((c) => (
+              <option value={c.value}>{c.label}</option>
+            ))}
+          </select>
+        </label>
+        {draft.status === 'code' && input('code', 'Status code', 'number', 'e.g. 402')}
         {input('since', 'Since', 'datetime-local')}
         {input('until', 'Until', 'datetime-local')}
         <button type="submit">Apply</button>
@@ -94,9 +89,8 @@ export function UsagePage({ token }: { token: string }) {
           type="button"
           class="secondary"
           onClick={() => {
-            setDraft(EMPTY);
-            setFilters(EMPTY);
-            setCursors([undefined]);
+            setDraft(EMPTY_FILTERS);
+            setView({ filters: EMPTY_FILTERS, cursors: [undefined] });
           }}
         >
           Clear
@@ -130,14 +124,14 @@ export function UsagePage({ token }: { token: string }) {
       ) : (
         <>
           <p class="hint" data-page-rows={rows.data.data.length} data-page-cost={String(pageCostNano / 1e9)}>
-            {count(rows.data.data.length)} requests on this page, {usd(pageCostNano / 1e9)} in all.
+            {requestsText(rows.data.data.length)} on this page, {usd(pageCostNano / 1e9)} in all.
           </p>
-          <UsageTable rows={rows.data.data} showKey keyNames={names} />
+          <UsageTable rows={rows.data.data} showKey keyNames={names} linkRows />
           <Pager
             page={cursors.length - 1}
             hasMore={rows.data.has_more}
-            onNext={() => setCursors(nextCursors(cursors, rows.data!.next_cursor))}
-            onPrevious={() => setCursors(cursors.slice(0, -1))}
+            onNext={() => setView({ filters, cursors: nextCursors(cursors, rows.data!.next_cursor) })}
+            onPrevious={() => setView({ filters, cursors: cursors.slice(0, -1) })}
           />
         </>
       )}

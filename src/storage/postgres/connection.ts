@@ -1,6 +1,7 @@
 // Opens a PostgreSQL pool (node-postgres) and applies migrations.
 import pg from 'pg';
-import { POSTGRES_MIGRATIONS } from './migrations.js';
+import type { ReachabilityObserver } from '../types.js';
+import { postgresMigrations } from './migrations.js';
 
 export type PostgresPool = pg.Pool;
 export type PostgresClient = pg.PoolClient;
@@ -28,14 +29,18 @@ export interface PostgresOptions {
   /** How long to wait for a connection (and for a lock held by another transaction). */
   readonly busyTimeoutMs: number;
   readonly maxConnections: number;
+  /** Told of every connection opened, refused or lost (the server's reachability log lines). */
+  readonly reachability?: ReachabilityObserver | undefined;
 }
 
 export async function openPostgres(url: string, options: PostgresOptions): Promise<PostgresPool> {
+  const connectionTimeoutMs = Math.max(options.busyTimeoutMs, 1_000);
   const pool = new pg.Pool({
     connectionString: url,
     types,
     max: options.maxConnections,
-    connectionTimeoutMillis: Math.max(options.busyTimeoutMs, 1_000),
+    connectionTimeoutMillis: connectionTimeoutMs,
+    ...(options.reachability ? { Client: observedClient(options.reachability, connectionTimeoutMs) } : {}),
     // A row lock held by another process (a CLI top-up) is waited for at most this long, like SQLite's
     // busy_timeout; the request then fails with ledger_unavailable instead of hanging.
     lock_timeout: Math.trunc(options.busyTimeoutMs),
@@ -50,6 +55,52 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     throw error;
   }
   return pool;
+}
+
+type ConnectCallback = ((err: Error) => void) | ((err: null, c: pg.Client) => void);
+
+/**
+ * The pool's connections, each telling `observer` whether it could connect and whether it was lost:
+ * every query of the process goes through one of them, so this is the one place that sees PostgreSQL
+ * go and come back. A failure costs nothing more than it already did; a query that succeeds costs nothing.
+ */
+export function observedClient(observer: ReachabilityObserver, connectionTimeoutMs: number): typeof pg.Client {
+  return class ObservedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      // A connection lost while in use or idle (the error also reaches the query it was running).
+      this.on('error', (error: Error) => observer.failed(error));
+    }
+
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<pg.Client> | void {
+      const startedAt = Date.now();
+      const settled = (error: Error | null | undefined): void => {
+        if (!error) return observer.succeeded();
+        // The pool gives up on a connection that does not answer by destroying its socket, which reads as
+        // "Connection terminated unexpectedly": say what happened instead (with slack: timers may fire early).
+        const timedOut = Date.now() - startedAt >= connectionTimeoutMs - 10;
+        observer.failed(timedOut ? new Error(`no connection within ${connectionTimeoutMs} ms (${error.message})`) : error);
+      };
+      if (!callback) {
+        return super.connect().then(
+          (client) => {
+            settled(undefined);
+            return client;
+          },
+          (error: Error) => {
+            settled(error);
+            throw error;
+          },
+        );
+      }
+      super.connect(((error: Error | null, client?: pg.Client) => {
+        settled(error);
+        (callback as (error: Error | null, client?: pg.Client) => void)(error, client);
+      }) as ConnectCallback);
+    }
+  };
 }
 
 /** Runs `work` in one transaction on one pooled connection; rolls back if it throws. */
@@ -82,7 +133,7 @@ async function migrate(pool: PostgresPool): Promise<void> {
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
     const { rows } = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations');
     const current = rows[0]?.version ?? 0;
-    for (const migration of POSTGRES_MIGRATIONS) {
+    for (const migration of postgresMigrations()) {
       if (migration.version <= current) continue;
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [

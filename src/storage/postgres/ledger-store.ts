@@ -1,10 +1,10 @@
 // Holds, captures, releases, renewals and growths on PostgreSQL, group-committed: every write goes
 // through the LedgerBatcher, which sends the writes pending at one moment as one call of
-// tollgate_ledger_batch (migrations.ts, version 5): one round trip and one transaction per batch, each
-// operation decided in arrival order exactly as alone. Every writer of several rows locks key rows first
-// (in id order), then hold rows — the batch function and the sweeper below — so concurrent gateways and
-// the sweeper never deadlock one another. The cached balance/held columns on api_keys move only together
-// with an append-only ledger entry.
+// tollgate_ledger_batch (migrations/0005-ledger-batches.sql; its latest text is 0011's): one round trip
+// and one transaction per batch, each operation decided in arrival order exactly as alone. Every writer
+// of several rows locks key rows first (in id order), then hold rows — the batch function and the
+// sweeper below — so concurrent gateways and the sweeper never deadlock one another. The cached
+// balance/held columns on api_keys move only together with an append-only ledger entry.
 import type {
   Admission,
   GrowOutcome,

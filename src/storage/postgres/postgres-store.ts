@@ -9,7 +9,7 @@ import { PostgresProbe } from './probe.js';
 import { PostgresUsageStore } from './usage-store.js';
 
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
-  const pool = await openPostgres(url, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, maxConnections: options.maxConnections ?? 10 });
+  const pool = await openPostgres(url, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, maxConnections: options.maxConnections ?? 10, reachability: options.reachability });
   let closed: Promise<void> | undefined;
   const ledger = new PostgresLedgerStore(pool);
   return {

@@ -1,10 +1,10 @@
 // Opens the SQLite database (WAL, so the CLI can write while `serve` runs) and applies migrations.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { SQLITE_MIGRATIONS } from './migrations.js';
+import { openSqliteFile, type SqliteDatabase } from './driver.js';
+import { sqliteMigrations } from './migrations.js';
 
-export type SqliteDatabase = Database.Database;
+export type { SqliteDatabase };
 
 /**
  * synchronous=NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or
@@ -12,7 +12,7 @@ export type SqliteDatabase = Database.Database;
  */
 export function openSqlite(file: string, busyTimeoutMs: number): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = openSqliteFile(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
@@ -27,7 +27,7 @@ function migrate(db: SqliteDatabase): void {
   // IMMEDIATE: two processes starting at once (serve and a CLI command) apply each migration once.
   db.transaction(() => {
     const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
-    for (const migration of SQLITE_MIGRATIONS) {
+    for (const migration of sqliteMigrations()) {
       if (migration.version <= row.version) continue;
       db.exec(migration.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(

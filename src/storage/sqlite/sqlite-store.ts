@@ -10,7 +10,7 @@ import { WriteBatcher } from './write-batcher.js';
 
 export function openSqliteStore(file: string, options: StoreOptions = {}): Store {
   const db = openSqlite(file, options.busyTimeoutMs ?? 5_000);
-  const batcher = new WriteBatcher(db);
+  const batcher = new WriteBatcher(db, options.reachability);
   return {
     keys: new SqliteKeyStore(db),
     ledger: new SqliteLedgerStore(db, batcher),

@@ -4,7 +4,19 @@
 // operation stays atomic and in arrival order (admission still sees every earlier hold), but the
 // per-commit cost — locks, WAL frame writes, the shared pages of the key row and index tails — is paid
 // once per batch instead of once per request (docs/adr/0009-group-commit.md).
+import type { ReachabilityObserver } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
+
+/**
+ * SQLite's result codes that say the database cannot take writes at all (locked by another process past
+ * the busy timeout, read-only, an I/O error, a full disk, a damaged file), not that one write was wrong.
+ */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|READONLY|IOERR|FULL|CANTOPEN|CORRUPT|NOTADB|PROTOCOL)/;
+
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNAVAILABLE.test(code);
+}
 
 interface PendingWrite {
   readonly run: () => unknown;
@@ -18,7 +30,11 @@ export class WriteBatcher {
   private scheduled = false;
   private readonly runBatch: { immediate(writes: PendingWrite[]): void };
 
-  constructor(db: SqliteDatabase) {
+  constructor(
+    db: SqliteDatabase,
+    /** Told when writes fail because the database cannot take any, and when a batch commits again. */
+    private readonly reachability?: ReachabilityObserver,
+  ) {
     this.runBatch = db.transaction((writes: PendingWrite[]) => {
       for (const write of writes) {
         try {
@@ -53,13 +69,20 @@ export class WriteBatcher {
       this.runBatch.immediate(writes);
     } catch (error) {
       // BEGIN or COMMIT failed (e.g. another process held the lock too long): nothing was written.
+      if (isUnavailable(error)) this.reachability?.failed(error);
       for (const write of writes) write.reject(error);
       return;
     }
+    let unavailable: unknown;
     for (const write of writes) {
       const outcome = write.outcome!;
       if (outcome.ok) write.resolve(outcome.value);
-      else write.reject(outcome.error);
+      else {
+        if (isUnavailable(outcome.error)) unavailable ??= outcome.error;
+        write.reject(outcome.error);
+      }
     }
+    if (unavailable === undefined) this.reachability?.succeeded();
+    else this.reachability?.failed(unavailable);
   };
 }

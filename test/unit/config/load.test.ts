@@ -94,6 +94,7 @@ describe('parseConfig: a valid file', () => {
       keepAliveTimeoutMs: 72_000,
       writeStallMs: 30_000,
       corsOrigins: [],
+      trustProxy: false,
     });
     assert.deepEqual(config.billing, { holdTtlSeconds: 600, sweepIntervalSeconds: 30, holdMode: 'full', growingStepTokens: 1024, idempotencyMaxBytes: 1_048_576 });
     assert.deepEqual(config.metrics, { token: undefined });

@@ -1,5 +1,5 @@
-// The operations keys of tollgate.yaml (product.md §10): server.cors_origins, metrics.token and log.*,
-// with their defaults and the errors that name them.
+// The operations keys of tollgate.yaml (product.md §10): server.cors_origins, server.trust_proxy,
+// metrics.token and log.*, with their defaults and the errors that name them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
@@ -48,5 +48,44 @@ describe('operations config keys', () => {
     assert.match(problemsOf(`${BASE}log:\n  level: verbose\n`)[0]!, /^log\.level: /);
     assert.match(problemsOf(`${BASE}log:\n  format: xml\n`)[0]!, /^log\.format: /);
     assert.match(problemsOf(`${BASE}log:\n  bodys: true\n`).join('\n'), /log.*bodys/);
+  });
+
+  test('server.trust_proxy: off by default; true, a number of hops or proxy addresses, also from a variable', () => {
+    const trustOf = (value: string | undefined, env: NodeJS.ProcessEnv = {}) =>
+      parseConfig(value === undefined ? BASE : `${BASE}server:\n  trust_proxy: ${value}\n`, '/etc/tollgate/tollgate.yaml', env).server.trustProxy;
+    assert.equal(trustOf(undefined), false);
+    assert.equal(trustOf('false'), false);
+    assert.equal(trustOf('true'), true);
+    assert.equal(trustOf('2'), 2);
+    assert.equal(trustOf('0'), false, 'no hop trusted: off');
+    assert.equal(trustOf('[]'), false, 'no proxy listed: off');
+    assert.deepEqual(trustOf('[10.0.0.0/8, 192.168.1.20, "fd00::/8", "::1", loopback, linklocal, uniquelocal]'), [
+      '10.0.0.0/8',
+      '192.168.1.20',
+      'fd00::/8',
+      '::1',
+      'loopback',
+      'linklocal',
+      'uniquelocal',
+    ]);
+    // ${VAR} leaves a string: read as it would be written in the file.
+    assert.deepEqual(trustOf('${TRUST}', { TRUST: '10.0.0.1, 10.0.0.2' }), ['10.0.0.1', '10.0.0.2']);
+    assert.equal(trustOf('${TRUST}', { TRUST: 'true' }), true);
+    assert.equal(trustOf('${TRUST}', { TRUST: '1' }), 1);
+    assert.equal(trustOf('${TRUST:-}'), false, 'an unset variable with an empty default: off');
+  });
+
+  test('server.trust_proxy: anything else is refused, naming the key (and the entry of a list)', () => {
+    for (const address of ['10.0.0.300', '10.0.0.0/33', '::1/129', 'fe80::1%eth0', 'proxy.internal', '10.0.0.0/8x']) {
+      assert.deepEqual(problemsOf(`${BASE}server:\n  trust_proxy: ["${address}"]\n`), [
+        'server.trust_proxy[0]: expected an IP address, a CIDR range such as 10.0.0.0/8, or loopback, linklocal or uniquelocal',
+      ], address);
+    }
+    for (const value of ['maybe', '1.5', 'null', '{ hops: 1 }', '[1]']) {
+      assert.deepEqual(problemsOf(`${BASE}server:\n  trust_proxy: ${value}\n`), [
+        'server.trust_proxy: expected false, true, a number of proxy hops, or a list of proxy addresses (IP addresses, CIDR ranges such as 10.0.0.0/8, loopback, linklocal, uniquelocal)',
+      ], value);
+    }
+    assert.deepEqual(problemsOf(`${BASE}server:\n  trust_proxy: -1\n`), ['server.trust_proxy: expected a number of proxy hops, 0 or more']);
   });
 });

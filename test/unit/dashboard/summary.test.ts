@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bucketSeconds, groupOf, rangeStart, timeSeries, totals } from '../../../dashboard/src/summary.js';
-import type { SummaryRow } from '../../../dashboard/src/types.js';
+import type { UsageTotalsJson } from '../../../dashboard/src/types.js';
 
-const row = (group: string | number, requests: number, cost: number, errors = 0): SummaryRow => ({
+const row = (group: string | null, requests: number, cost: number, errors = 0): UsageTotalsJson => ({
   group,
   requests,
   errors,
@@ -27,9 +27,9 @@ describe('dashboard summaries', () => {
     assert.ok(Number.isNaN(bucketSeconds('yesterday')));
   });
 
-  test('takes the group value from the grouping’s own name, else from `group`', () => {
-    assert.equal(groupOf({ ...row('x', 1, 0), model: 'gpt-test' }, 'model'), 'gpt-test');
-    assert.equal(groupOf(row('key_1', 1, 0), 'key'), 'key_1');
+  test('takes a row’s name from `group`, and an empty one for the rows without one (null)', () => {
+    assert.equal(groupOf(row('gpt-test', 1, 0)), 'gpt-test');
+    assert.equal(groupOf(row(null, 1, 0)), '', 'requests that named no model');
   });
 
   test('makes 24 hourly buckets ending in the current hour, zero where nothing happened', () => {

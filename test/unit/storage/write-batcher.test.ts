@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import { openSqlite } from '../../../src/storage/sqlite/connection.js';
 import { WriteBatcher } from '../../../src/storage/sqlite/write-batcher.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { testNewKey } from '../../support/key-fixture.js';
 
 function scratchDb() {
-  const db = new Database(':memory:');
+  const db = openSqliteFile(':memory:');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   return db;
 }
@@ -36,7 +36,8 @@ describe('WriteBatcher', () => {
 
   test('rolls back only the write that throws; the others commit and resolve', async () => {
     const db = scratchDb();
-    const batcher = new WriteBatcher(db);
+    const told: string[] = [];
+    const batcher = new WriteBatcher(db, { failed: () => void told.push('failed'), succeeded: () => void told.push('succeeded') });
     const insertTwice = db.transaction((id: number) => {
       db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'first');
       db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'duplicate'); // violates the primary key
@@ -47,6 +48,7 @@ describe('WriteBatcher', () => {
     assert.equal(await good, 1);
     await assert.rejects(bad, /UNIQUE|PRIMARY KEY/);
     assert.equal(await alsoGood, 1);
+    assert.deepEqual(told, ['succeeded'], "one write's own error says nothing about the database");
     const rows = db.prepare('SELECT id, v FROM t ORDER BY id').all();
     assert.deepEqual(rows, [
       { id: 1, v: 'ok' },
@@ -54,20 +56,24 @@ describe('WriteBatcher', () => {
     ]);
   });
 
-  test('rejects every write of a batch whose transaction cannot start, and writes none of them', async () => {
+  test('rejects every write of a batch whose transaction cannot start, writes none of them, and says the database cannot take writes until one commits', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-batcher-'));
     try {
       const file = join(dir, 'db.sqlite');
       const db = openSqlite(file, 50);
       db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-      const other = new Database(file);
+      const other = openSqliteFile(file);
       other.exec('BEGIN EXCLUSIVE');
-      const batcher = new WriteBatcher(db);
+      const told: string[] = [];
+      const batcher = new WriteBatcher(db, { failed: (error) => void told.push(`failed ${(error as { code: string }).code}`), succeeded: () => void told.push('succeeded') });
       const writes = [1, 2].map((id) => batcher.enqueue(() => db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(id, 'x')));
       for (const write of writes) await assert.rejects(write, /locked|busy/i);
+      assert.deepEqual(told, ['failed SQLITE_BUSY'], 'the database cannot take writes: said once per batch');
       other.exec('ROLLBACK');
       other.close();
       assert.equal((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 0);
+      await batcher.enqueue(() => db.prepare('INSERT INTO t (id, v) VALUES (?, ?)').run(3, 'x'));
+      assert.deepEqual(told, ['failed SQLITE_BUSY', 'succeeded'], 'a batch that commits: it answers again');
       db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

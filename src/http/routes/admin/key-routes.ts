@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { usdAmount } from '../../../operations/amount-input.js';
 import { adjustKey, listLedger, topUpKey } from '../../../operations/key-money.js';
+import type { IssuedKeyJson } from '../../../operations/json-types.js';
 import { keyObject } from '../../../operations/key-object.js';
 import { issueKey, requireKey, revokeKey, rotateKey, updateKey } from '../../../operations/keys.js';
 import { listKeys } from '../../../operations/list-keys.js';
@@ -60,7 +61,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
         metadata: body.metadata,
       });
       const object = keyObject(key, config);
-      return { status: 200, body: { ...object, key: secret }, replay: { ...object, key: null } };
+      return { status: 200, body: { ...object, key: secret } satisfies IssuedKeyJson, replay: { ...object, key: null } satisfies IssuedKeyJson };
     }),
   );
 
@@ -115,7 +116,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
       readInput(emptyBody, request.body);
       const { key, secret } = await rotateKey(store, idOf(request));
       const object = keyObject(key, config);
-      return { status: 200, body: { ...object, key: secret }, replay: { ...object, key: null } };
+      return { status: 200, body: { ...object, key: secret } satisfies IssuedKeyJson, replay: { ...object, key: null } satisfies IssuedKeyJson };
     }),
   );
 

@@ -1,0 +1,27 @@
+// Hash routes: `#/keys`, `#/usage`, ... and a record's own page, `#/keys/<key id>` or
+// `#/usage/<request id>`, so it can be linked. Ids are not secrets (a key's id is not its secret); no
+// token, key or filter value ever goes in a URL.
+export interface Route {
+  /** The page: '' (the overview), 'keys', 'usage', 'providers'. */
+  readonly page: string;
+  /** The record the page shows, when it shows one. */
+  readonly id?: string;
+}
+
+export function parseRoute(hash: string): Route {
+  const path = hash.replace(/^#\/?/, '');
+  const slash = path.indexOf('/');
+  if (slash < 0) return { page: path };
+  const page = path.slice(0, slash);
+  const rest = path.slice(slash + 1);
+  if (rest === '') return { page };
+  try {
+    return { page, id: decodeURIComponent(rest) };
+  } catch {
+    // A malformed escape: the raw text, which then names no record and says so.
+    return { page, id: rest };
+  }
+}
+
+export const keyHref = (id: string): string => `#/keys/${encodeURIComponent(id)}`;
+export const requestHref = (requestId: string): string => `#/usage/${encodeURIComponent(requestId)}`;

@@ -1,0 +1,232 @@
+// The JSON the presenters write, field by field: what the admin API, the key holder's /v1 endpoints and
+// the CLI's --json print. The presenters are typed with these (so the compiler checks each one writes
+// exactly this), and the dashboard imports them type-only (dashboard/src/types.ts), so a field changed
+// here and not there fails `npm run typecheck` instead of drifting.
+//
+// This file imports nothing, not even types: the dashboard's typecheck (DOM, no Node types) reads it,
+// and must not pull any server module in with it. The unions below are spelled out again for the same
+// reason; a presenter assigning a wider server type to one of them fails to compile.
+//
+// Type aliases, not interfaces: a JSON object is also a Record<string, unknown> (an interface has no
+// implicit index signature, so callers that treat an answer as a plain record would no longer compile).
+// Money is USD as a decimal number; times are ISO 8601 strings in UTC.
+
+/** The §9 list shape, for every paginated list. */
+export type ListPage<T> = {
+  readonly object: 'list';
+  readonly data: T[];
+  readonly has_more: boolean;
+  readonly next_cursor: string | null;
+};
+
+/** A key's limits in force: its own values, else the config's `limits:` (null: no limit). */
+export type LimitsJson = {
+  rpm: number | null;
+  tpm: number | null;
+  max_concurrent: number | null;
+  budget: number | null;
+  /** null exactly when there is no budget. */
+  budget_period: 'day' | 'week' | 'month' | null;
+};
+
+/** The key object (product.md §2, §8): the admin API's keys, `keys list/show --json`. */
+export type KeyJson = {
+  id: string;
+  name: string;
+  prefix: string;
+  balance: number;
+  held: number;
+  available: number;
+  allowed_models: string[] | '*';
+  status: 'active' | 'revoked';
+  created_at: string;
+  limits: LimitsJson;
+  expires_at: string | null;
+  /** Lower an unaffordable max_tokens instead of refusing it (product.md §13). */
+  clamp_max_tokens: boolean;
+  /** null when there is no budget. */
+  budget_used: number | null;
+  budget_resets_at: string | null;
+  /** The operator's own labels ({} when none). */
+  metadata: Record<string, string>;
+};
+
+/** The answer to creating a key or rotating its secret: the key object and its secret, shown once. */
+export type IssuedKeyJson = KeyJson & {
+  /** null in an Idempotency-Key replay: the secret is never stored, so a replay cannot show it again. */
+  key: string | null;
+};
+
+/** GET /v1/key's `data`: the calling key as its holder sees it. */
+export type KeyHolderJson = {
+  id: string;
+  name: string;
+  balance: number;
+  held: number;
+  available: number;
+  /** Everything captured so far. */
+  usage: number;
+  allowed_models: string[] | '*';
+  limits: LimitsJson;
+  expires_at: string | null;
+  budget_used: number | null;
+  budget_resets_at: string | null;
+};
+
+export type KeyHolderAnswerJson = { data: KeyHolderJson };
+
+/** Prices as configured, USD per 1M tokens (`request`: per request). */
+export type ModelPriceTierJson = {
+  input: number;
+  output?: number;
+  cached_input?: number;
+  cache_write?: number;
+  cache_write_1h?: number;
+  /** The tier's prices apply to requests with more input tokens than this. */
+  above_input_tokens: number;
+};
+
+export type ModelPriceJson = {
+  input: number;
+  output?: number;
+  cached_input?: number;
+  cache_write?: number;
+  cache_write_1h?: number;
+  request?: number;
+  tiers?: readonly ModelPriceTierJson[];
+};
+
+/** One entry of GET /v1/models (and GET /v1/models/{id}). */
+export type ModelJson = {
+  id: string;
+  object: 'model';
+  /** When the config was loaded, unix seconds. */
+  created: number;
+  owned_by: string;
+  type: 'chat' | 'embedding';
+  context_window: number | null;
+  max_output_tokens: number | null;
+  pricing: ModelPriceJson;
+};
+
+export type ModelListJson = { object: 'list'; data: ModelJson[] };
+
+export type UsageAttemptJson = {
+  provider: string;
+  status: number;
+  duration_ms: number;
+};
+
+/**
+ * One usage row (product.md §2): one per request that named a valid key, refused and failed ones
+ * included. A request refused before an upstream was chosen has no provider, upstream model or usage
+ * (`usage_source: "none"`); one naming no model has none. The last five fields are null on rows written
+ * before they were recorded.
+ */
+export type UsageJson = {
+  request_id: string;
+  time: string;
+  key_id: string;
+  model: string | null;
+  provider: string | null;
+  upstream_model: string | null;
+  status: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost: number;
+  usage_source: 'upstream' | 'estimated' | 'none';
+  attempts: UsageAttemptJson[];
+  /** The client API the request came through. */
+  endpoint: 'chat' | 'embeddings' | null;
+  /** The error envelope's `code` when the request failed (`insufficient_balance`, `upstream_error`, ...). */
+  error_code: string | null;
+  error_message: string | null;
+  /** From the request's arrival to its last byte, in milliseconds. */
+  duration_ms: number | null;
+  /** From the request's arrival to the first token sent (streams), in milliseconds. */
+  first_token_ms: number | null;
+};
+
+export type UsageGroupingJson = 'key' | 'model' | 'provider' | 'day' | 'hour';
+
+/** One row of a usage summary: the totals of one group. */
+export type UsageTotalsJson = {
+  /** The key id, model or provider (null: rows without one), or the UTC day's or hour's start as ISO time. */
+  group: string | null;
+  requests: number;
+  /** Requests answered with a status of 400 or above. */
+  errors: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost: number;
+};
+
+/** GET .../usage/summary: every group in one answer, in the list shape. */
+export type UsageSummaryJson = ListPage<UsageTotalsJson> & { group_by: UsageGroupingJson };
+
+export type UnauthenticatedBucketJson = {
+  /** The bucket's start. */
+  time: string;
+  requests: number;
+};
+
+/** GET /admin/v1/usage/unauthenticated: requests refused for a missing or unknown key, oldest first. */
+export type UnauthenticatedJson = {
+  object: 'list';
+  group_by: 'minute' | 'hour' | 'day';
+  data: UnauthenticatedBucketJson[];
+  /** The sum of the buckets' requests. */
+  total: number;
+};
+
+/** One entry of a key's ledger (GET /admin/v1/keys/{id}/ledger), newest first. */
+export type LedgerEntryJson = {
+  /** Insertion order. */
+  id: number;
+  object: 'ledger_entry';
+  key_id: string;
+  /** topup and adjust move the balance; hold and release move what is held; capture charges a request. */
+  kind: 'topup' | 'adjust' | 'hold' | 'capture' | 'release';
+  /** Positive, except an adjustment that takes credit away. */
+  amount: number;
+  /** The request a hold, capture or release is for; a top-up's or adjustment's own operation id. */
+  request_id: string;
+  note: string | null;
+  created_at: string;
+};
+
+/** One broken billing invariant (`tollgate audit --json`, GET /admin/v1/audit). */
+export type ViolationJson = {
+  check: string;
+  key_id: string;
+  request_id: string | null;
+  detail: string;
+};
+
+/** One upstream — a (provider, upstream model) pair — as this gateway process sees it. */
+export type UpstreamHealthJson = {
+  object: 'upstream';
+  provider: string;
+  kind: string;
+  /** false: the provider lacks the api_key its kind needs, so routing never calls this upstream. */
+  configured: boolean;
+  upstream_model: string;
+  /** The client model ids this upstream serves. */
+  models: string[];
+  cooling: boolean;
+  /** null unless cooling. */
+  cooling_until: string | null;
+  consecutive_failures: number;
+  last_error: { status: number; message: string; at: string } | null;
+  /** Attempts and failed attempts in the last five minutes. */
+  requests_5m: number;
+  errors_5m: number;
+};
+
+/** GET /admin/v1/providers: every configured upstream, in one answer (no pages). */
+export type ProviderHealthJson = { object: 'list'; data: UpstreamHealthJson[] };
