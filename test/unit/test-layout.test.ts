@@ -8,8 +8,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importsOf, tsFilesUnder } from '../support/imports.js';
 
-/** What needs a service: its client packages, the helpers that reach one, the src modules that talk to one. */
-const POSTGRES = ['pg', 'test/support/postgres.ts', 'src/storage/postgres/'];
+/**
+ * What needs a service: its client packages, the helpers that reach one, the src modules that connect to one
+ * (reading PostgreSQL's migration files, say, needs no server).
+ */
+const POSTGRES = ['pg', 'test/support/postgres.ts', 'src/storage/postgres/postgres-store.ts', 'src/storage/postgres/connection.ts'];
 const REDIS = ['ioredis', 'test/support/redis.ts', 'src/limits/redis-limiter.ts', 'src/routing/shared-cooldowns.ts'];
 const PROCESS_OR_BROWSER = ['playwright-core', 'test/support/browser.ts', 'test/support/gateway-process.ts'];
 
