@@ -18,7 +18,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { Ledger } from '../../../src/billing/ledger.js';
 import type { Nano } from '../../../src/billing/money.js';
@@ -34,13 +33,14 @@ import { OutputMeter } from '../../../src/pipeline/output-meter.js';
 import { RequestBill } from '../../../src/pipeline/request-bill.js';
 import type { ChatRequestBody, EmbeddingRequestBody, UpstreamRequest } from '../../../src/providers/types.js';
 import { UpstreamHealth, type UpstreamFailureInfo, type UpstreamRef } from '../../../src/routing/upstream-health.js';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { KeyRecord, Store } from '../../../src/storage/types.js';
 import { RequestTrace } from '../../../src/telemetry/request-trace.js';
 import { UpstreamTransport, type UpstreamResponse } from '../../../src/upstream/transport.js';
 import type { ProviderConfig } from '../../../src/config/types.js';
 import { testNewKey } from '../../support/key-fixture.js';
-import { errorReply, formatSseEvent, startMockUpstream, type MockHandler, type MockUpstream, type ReplySource } from '../../support/mock-upstream.js';
+import { errorReply, formatSseEvent, startMockUpstream, type MockHandler, type MockReply, type MockUpstream, type ReplySource } from '../../support/mock-upstream.js';
 
 type Settlement = 'release' | 'exact' | 'estimate';
 
@@ -95,7 +95,7 @@ function usage(prompt: number, completion: number): JsonObject {
   return { ...chunk({}), choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
 }
 
-function completion(withUsage: { prompt: number; completion: number } | null): ReplySource {
+function completion(withUsage: { prompt: number; completion: number } | null): MockReply {
   const body: JsonObject = {
     id: 'chatcmpl-up',
     object: 'chat.completion',
@@ -107,7 +107,7 @@ function completion(withUsage: { prompt: number; completion: number } | null): R
   return { json: body };
 }
 
-function embedding(promptTokens: number | null): ReplySource {
+function embedding(promptTokens: number | null): MockReply {
   const body: JsonObject = { object: 'list', model: 'up-embed', data: [{ object: 'embedding', index: 0, embedding: [0.25, -0.5] }] };
   if (promptTokens !== null) body.usage = { prompt_tokens: promptTokens, total_tokens: promptTokens };
   return { json: body };
@@ -179,7 +179,7 @@ const CASES: readonly Case[] = [
       request: 'chat',
       retries: 1,
       script: (s) => {
-        s.upstream(errorReply(503, 'overloaded', 'server_error'));
+        s.upstream(errorReply(503, 'overloaded'));
         s.onFailureRecorded(() => s.clientLeaves());
       },
     },
@@ -188,7 +188,7 @@ const CASES: readonly Case[] = [
   {
     row: 4,
     title: 'before any output, the upstream failed: charges nothing, with the failure mapped (500 upstream → 502)',
-    drive: { request: 'chat', script: (s) => s.upstream(errorReply(500, 'engine died', 'server_error')) },
+    drive: { request: 'chat', script: (s) => s.upstream(errorReply(500, 'engine died')) },
     expect: { ...NO_OUTPUT_CHARGE, status: 502 },
   },
   {
@@ -668,7 +668,7 @@ describe('the settlement matrix: what a request is charged, by how it ended', ()
 });
 
 function holdState(dbPath: string, requestId: string): string | undefined {
-  const db = new Database(dbPath, { readonly: true });
+  const db = openSqliteFile(dbPath, { readonly: true });
   try {
     return db.prepare<[string], { status: string }>('SELECT status FROM holds WHERE request_id = ?').get(requestId)?.status;
   } finally {
