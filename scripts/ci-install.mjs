@@ -120,7 +120,8 @@ function main() {
     if (/^cd\s+\S+$/.test(line)) continue;
     step(`README: ${line}`, 'bash', ['-euo', 'pipefail', '-c', line], { cwd: copy, env });
     if (args.tests && /^npm ci(\s|$)/.test(line)) {
-      step(`unit and contract tests on Node ${major}`, 'node', ['scripts/run-tests.mjs', 'test/unit', 'test/contract'], { cwd: copy, env });
+      // test/storage too: its SQLite store tests are the ones that caught better-sqlite3 12 aborting on Node 24.
+      step(`unit, contract and storage tests on Node ${major}`, 'node', ['scripts/run-tests.mjs', 'test/unit', 'test/contract', 'test/storage'], { cwd: copy, env });
       step(`end-to-end smoke on Node ${major}`, 'node', ['scripts/run-tests.mjs', ...E2E_SMOKE], { cwd: copy, env });
       tested = true;
     }

@@ -1,8 +1,29 @@
-// Runs every test/**/*.test.ts with node:test through the tsx loader.
-// Node 20's --test cannot glob .ts files itself, so the list is built here; extra args filter by path.
+// Runs test files with node:test through the tsx loader (Node 20's --test cannot glob .ts files itself, so
+// the list is built here). Where a file lives says what it needs (test/unit/test-layout.test.ts checks it):
+//   test/unit, test/contract   nothing but this process: no PostgreSQL, Redis, Chromium or spawned gateway
+//   test/storage               a real PostgreSQL or Redis
+//   test/e2e                   the built gateway (dist/, so `npm run build` first), spawned as processes
+//
+//   node scripts/run-tests.mjs                every file, one at a time (npm test, after the build)
+//   node scripts/run-tests.mjs --unit         test/unit + test/contract, one file per core at a time
+//   node scripts/run-tests.mjs --storage      test/storage
+//   node scripts/run-tests.mjs --e2e          test/e2e, one at a time (their timing tests assume it)
+//   … [path-substring ...]                    only the files whose path contains one of them
+//   … --concurrency=N                         N files at a time instead
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+
+const CORES = availableParallelism();
+/** Folders, and how many of their files run at once by default. */
+const SETS = {
+  '--unit': { dirs: ['test/unit', 'test/contract'], concurrency: CORES },
+  // Each test has its own schema or key prefix: they may run beside one another (docs/adr/0035-fast-tests.md).
+  '--storage': { dirs: ['test/storage'], concurrency: CORES },
+  '--e2e': { dirs: ['test/e2e'], concurrency: 1 },
+};
+const ALL = { dirs: ['test'], concurrency: 1 };
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -12,17 +33,32 @@ function find(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
-const files = find('test')
+const args = process.argv.slice(2);
+const sets = args.filter((a) => a in SETS).map((a) => SETS[a]);
+const concurrencyArg = args.find((a) => a.startsWith('--concurrency='));
+const unknown = args.filter((a) => a.startsWith('--') && !(a in SETS) && a !== concurrencyArg);
+if (unknown.length > 0) {
+  console.error(`unknown option ${unknown.join(' ')} (known: ${Object.keys(SETS).join(' ')} --concurrency=N)`);
+  process.exit(2);
+}
+const filters = args.filter((a) => !a.startsWith('--'));
+const chosen = sets.length > 0 ? sets : [ALL];
+const concurrency = concurrencyArg ? Number(concurrencyArg.slice('--concurrency='.length)) : Math.min(...chosen.map((s) => s.concurrency));
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`bad ${concurrencyArg}: a whole number of files at a time, at least 1`);
+  process.exit(2);
+}
+const files = chosen
+  .flatMap((s) => s.dirs.flatMap(find))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 if (files.length === 0) {
-  console.error('no test files matched', filters);
+  console.error('no test files matched', args);
   process.exit(1);
 }
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', ...files],
+  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

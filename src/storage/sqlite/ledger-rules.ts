@@ -1,6 +1,6 @@
 // The ledger's rules on SQLite: one function per operation, each run by SqliteLedgerStore as one
 // transaction. PostgreSQL states the same rules in PL/pgSQL (tollgate_ledger_batch, migrations/); the
-// table of cases in test/unit/storage/ledger-rules.test.ts is their one specification, run on both.
+// table of cases in test/storage/ledger-rules.test.ts is their one specification, run on both.
 import type {
   Admission,
   GrowOutcome,

@@ -4,7 +4,7 @@ import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InProcessRateLimiter } from '../../../src/limits/in-process-limiter.js';
 import type { RateAdmission, RateLimits, RateTicket } from '../../../src/limits/rate-limiter.js';
-import { rateLimiterSuite } from './rate-limiter-suite.js';
+import { rateLimiterSuite } from '../../support/rate-limiter-suite.js';
 
 const opened: InProcessRateLimiter[] = [];
 afterEach(async () => {

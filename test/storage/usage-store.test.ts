@@ -1,9 +1,9 @@
 // Per-request usage rows, on SQLite and PostgreSQL alike: written by settlement, read back by key, time and count.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store, UsageFilter, UsageRecord } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { storeDialects } from '../../support/store-dialects.js';
+import type { Store, UsageFilter, UsageRecord } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { storeDialects } from '../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 

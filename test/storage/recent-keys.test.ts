@@ -3,11 +3,11 @@
 // hold's verdict on a revoked key. Two stores on one schema play two gateways.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import { RecentKeys } from '../../../src/storage/postgres/recent-keys.js';
-import type { KeyRecord, Store } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { freshPgSchema, postgresSkipReason, type PgSchema } from '../../support/postgres.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import { RecentKeys } from '../../src/storage/postgres/recent-keys.js';
+import type { KeyRecord, Store } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { freshPgSchema, postgresSkipReason, type PgSchema } from '../support/postgres.js';
 
 const key = (id: string, status: KeyRecord['status'] = 'active') => ({ id, status }) as KeyRecord;
 

@@ -5,11 +5,11 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { NO_OP_TICKET } from '../../../src/limits/admission.js';
-import type { RateAdmission, RateLimits } from '../../../src/limits/rate-limiter.js';
-import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../../src/limits/redis-limiter.js';
-import { closedPort } from '../../support/e2e.js';
-import { redisServerSkipReason, startRedisServer, type ThrowawayRedis } from '../../support/redis.js';
+import { NO_OP_TICKET } from '../../src/limits/admission.js';
+import type { RateAdmission, RateLimits } from '../../src/limits/rate-limiter.js';
+import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/limits/redis-limiter.js';
+import { closedPort } from '../support/e2e.js';
+import { redisServerSkipReason, startRedisServer, type ThrowawayRedis } from '../support/redis.js';
 
 const skip = redisServerSkipReason();
 const rpm5: RateLimits = { rpm: 5, tpm: null, maxConcurrent: null };

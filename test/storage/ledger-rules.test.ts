@@ -10,10 +10,10 @@
 // answer under `dialects` and says why.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BudgetWindow } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { storeDialects, type TestStore } from '../../support/store-dialects.js';
-import { testUsage } from '../../support/usage-fixture.js';
+import type { BudgetWindow } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { storeDialects, type TestStore } from '../support/store-dialects.js';
+import { testUsage } from '../support/usage-fixture.js';
 
 const T0 = 1_800_000_000_000;
 /** Every operation happens at NOW: after an overdue hold's expiry (T0 + 100) and an expired key's (T0 + 150). */

@@ -3,10 +3,10 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { RateAdmission, RateLimits, RateTicket } from '../../../src/limits/rate-limiter.js';
-import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../../src/limits/redis-limiter.js';
-import { deleteRedisKeys, freshRedisPrefix, redisSkipReason, TEST_REDIS_URL, testRedisClient } from '../../support/redis.js';
-import { rateLimiterSuite } from './rate-limiter-suite.js';
+import type { RateAdmission, RateLimits, RateTicket } from '../../src/limits/rate-limiter.js';
+import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/limits/redis-limiter.js';
+import { deleteRedisKeys, freshRedisPrefix, redisSkipReason, TEST_REDIS_URL, testRedisClient } from '../support/redis.js';
+import { rateLimiterSuite } from '../support/rate-limiter-suite.js';
 
 const skip = await redisSkipReason();
 const silent = pino({ level: 'silent' });

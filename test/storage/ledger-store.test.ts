@@ -2,10 +2,10 @@
 // append-only entries always agreeing with the cached balance/held columns.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import type { HoldPlacement, UsageRecord } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { mulberry32 } from '../../support/seeded-random.js';
-import { storeDialects, type TestStore } from '../../support/store-dialects.js';
+import type { HoldPlacement, UsageRecord } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { mulberry32 } from '../support/seeded-random.js';
+import { storeDialects, type TestStore } from '../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 const TTL = 600_000;

@@ -5,16 +5,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
+import { openSqliteFile } from '../../src/storage/sqlite/driver.js';
 import pg from 'pg';
-import { postgresMigrations } from '../../../src/storage/postgres/migrations.js';
-import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import { sqliteMigrations } from '../../../src/storage/sqlite/migrations.js';
-import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import { USAGE_COLUMNS } from '../../../src/storage/rows.js';
-import type { Store } from '../../../src/storage/types.js';
-import { freshPgSchema, postgresSkipReason, type PgSchema } from '../../support/postgres.js';
-import { storeDialects } from '../../support/store-dialects.js';
+import { postgresMigrations } from '../../src/storage/postgres/migrations.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import { sqliteMigrations } from '../../src/storage/sqlite/migrations.js';
+import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { USAGE_COLUMNS } from '../../src/storage/rows.js';
+import type { Store } from '../../src/storage/types.js';
+import { freshPgSchema, postgresSkipReason, type PgSchema } from '../support/postgres.js';
+import { storeDialects } from '../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 

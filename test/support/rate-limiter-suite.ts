@@ -3,7 +3,7 @@
 // short window and real sleeps, so they stay few; every bound they check holds however slow the machine).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RateAdmission, RateLimiter, RateLimits, RateTicket } from '../../../src/limits/rate-limiter.js';
+import type { RateAdmission, RateLimiter, RateLimits, RateTicket } from '../../src/limits/rate-limiter.js';
 
 export interface LimiterHarness {
   /** A ready limiter (closed after the test by the harness's `after`). */

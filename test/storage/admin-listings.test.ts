@@ -4,13 +4,13 @@
 // once while rows are written concurrently — and usage totals by group. Also the operations over them.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig } from '../../../src/config/load.js';
-import { listLedger } from '../../../src/operations/key-money.js';
-import { listKeys } from '../../../src/operations/list-keys.js';
-import { listUsage, walkUsage } from '../../../src/operations/usage.js';
-import type { Store, UsageRecord } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { storeDialects } from '../../support/store-dialects.js';
+import { parseConfig } from '../../src/config/load.js';
+import { listLedger } from '../../src/operations/key-money.js';
+import { listKeys } from '../../src/operations/list-keys.js';
+import { listUsage, walkUsage } from '../../src/operations/usage.js';
+import type { Store, UsageRecord } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { storeDialects } from '../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 const HOUR = 3_600_000;

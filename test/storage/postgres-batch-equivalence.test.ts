@@ -5,11 +5,11 @@
 // at a time. Every answer, and the ledger afterwards, must be the same. Replay a failure with its seed.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Store } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { testUsage } from '../../support/usage-fixture.js';
-import { seededRng, type Rng } from '../../support/seeded-random.js';
-import { storeDialects, type TestStore } from '../../support/store-dialects.js';
+import type { Store } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { testUsage } from '../support/usage-fixture.js';
+import { seededRng, type Rng } from '../support/seeded-random.js';
+import { storeDialects, type TestStore } from '../support/store-dialects.js';
 
 const SEEDS = [11, 12, 13, 14, 15];
 const ROUNDS = 12;

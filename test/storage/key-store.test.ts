@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import type { NewKey, Store } from '../../../src/storage/types.js';
-import { storeDialects } from '../../support/store-dialects.js';
+import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import type { NewKey, Store } from '../../src/storage/types.js';
+import { storeDialects } from '../support/store-dialects.js';
 
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
 

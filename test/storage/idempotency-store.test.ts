@@ -3,8 +3,8 @@
 // (its lease lapsed) and an expired record can be claimed again.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import type { IdempotencyClaim } from '../../../src/storage/types.js';
-import { storeDialects, type TestStore } from '../../support/store-dialects.js';
+import type { IdempotencyClaim } from '../../src/storage/types.js';
+import { storeDialects, type TestStore } from '../support/store-dialects.js';
 
 const T0 = 1_750_000_000_000;
 const LEASE = 10_000;

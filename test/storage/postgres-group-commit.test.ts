@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import pg from 'pg';
-import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import type { Store } from '../../../src/storage/types.js';
-import { testNewKey } from '../../support/key-fixture.js';
-import { testUsage } from '../../support/usage-fixture.js';
-import { startPgFaultProxy, type PgFaultProxy } from '../../support/pg-fault-proxy.js';
-import { freshPgSchema, postgresSkipReason, TEST_PG_URL, type PgSchema } from '../../support/postgres.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import type { Store } from '../../src/storage/types.js';
+import { testNewKey } from '../support/key-fixture.js';
+import { testUsage } from '../support/usage-fixture.js';
+import { startPgFaultProxy, type PgFaultProxy } from '../support/pg-fault-proxy.js';
+import { freshPgSchema, postgresSkipReason, TEST_PG_URL, type PgSchema } from '../support/postgres.js';
 
 const skip = await postgresSkipReason();
 const NO_BUDGET = { limit: null, periodStart: 0 };

@@ -5,12 +5,12 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
-import { observedClient } from '../../../src/storage/postgres/connection.js';
-import { openPostgresStore } from '../../../src/storage/postgres/postgres-store.js';
-import type { ReachabilityObserver } from '../../../src/storage/types.js';
-import { closedPort } from '../../support/e2e.js';
-import { startPgFaultProxy } from '../../support/pg-fault-proxy.js';
-import { freshPgSchema, postgresSkipReason, TEST_PG_URL } from '../../support/postgres.js';
+import { observedClient } from '../../src/storage/postgres/connection.js';
+import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import type { ReachabilityObserver } from '../../src/storage/types.js';
+import { closedPort } from '../support/e2e.js';
+import { startPgFaultProxy } from '../support/pg-fault-proxy.js';
+import { freshPgSchema, postgresSkipReason, TEST_PG_URL } from '../support/postgres.js';
 
 type Event = { failed: string } | 'succeeded';
 
