@@ -46,14 +46,17 @@ export async function streamAnswer<Body extends JsonObject>(
   const { stream } = opened;
   flow.delivered = () => stream.client.delivered();
   flow.draft = { ...flow.draft, firstTokenAt: performance.now() };
-  const sink = openSink();
+  let sink: SseSink | undefined;
   try {
+    sink = openSink();
     return await relayToEnd(deps, client, flow, opened, sink);
   } catch (error) {
-    // A bug while the stream was open: it ends with an error frame, settled as a fault.
+    // A bug while the stream was open: the upstream is closed, the stream (if it had begun) ends with an
+    // error frame, and the request is settled as a fault.
     deps.log.error({ err: error, requestId: client.requestId }, 'stream failed after it started');
     stream.close();
     const result = flow.reservation.isClosed ? undefined : await closeAfterFault(flow, error);
+    if (!sink) return result ?? { ok: false, error, report: {} };
     sink.end(stream.client.error(new GatewayError('internal_error')));
     return { ok: true, answer: { kind: 'streamed' }, report: { ...result?.report, firstTokenAt: flow.draft.firstTokenAt! } };
   }
@@ -145,7 +148,8 @@ async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink,
   let text = opened.firstFrames;
   let delivered = 0;
   for (;;) {
-    if (growth && text && !client.signal.aborted) {
+    // A drain (the client gone, read on for exact usage) grows the hold too: it must never read past it.
+    if (growth && text) {
       const tokens = opened.stream.client.delivered();
       if (!(await growth.cover(tokens))) return { delivered, choices: growth.n };
       delivered = tokens;

@@ -2,7 +2,6 @@
 // API. Adapters build requests and read responses; transport, credentials' storage and billing live
 // elsewhere. Translators *report* usage; they never bill.
 import type { TokenUsage } from '../billing/pricing.js';
-import type { ProviderConfig } from '../config/types.js';
 import { isJsonObject, type JsonObject } from '../json-object.js';
 import type { SseEvent } from './framing/sse.js';
 import type { ProviderKindInfo } from './kinds.js';
@@ -26,8 +25,19 @@ export interface UpstreamRequest {
   readonly dropped?: readonly string[];
 }
 
+/**
+ * What a translator knows of the provider account it writes for: where its API lives. Never a credential
+ * (upstream/auth.ts signs each attempt) nor a retry or timeout setting (the pipeline's).
+ */
+export interface ProviderEndpoint {
+  /** The path of the provider's base_url, prefixed to every request's path. */
+  readonly basePath: string;
+  /** Kinds that take an `api_version` (Azure). */
+  readonly apiVersion: string | undefined;
+}
+
 export interface UpstreamTarget {
-  readonly provider: ProviderConfig;
+  readonly provider: ProviderEndpoint;
   /** The model name the upstream knows. */
   readonly upstreamModel: string;
   /** The model ID the client asked for; responses carry it back. */

@@ -6,10 +6,15 @@ import type { ProviderAdapter, UpstreamTarget } from '../providers/types.js';
 import type { AllowedModels } from '../storage/types.js';
 import { findUsableModel } from './access.js';
 
+/** An upstream target as routing knows it: with its whole provider config (health, metrics and errors read it). */
+export interface RoutedTarget extends UpstreamTarget {
+  readonly provider: ProviderConfig;
+}
+
 export interface Candidate {
   readonly provider: ProviderConfig;
   readonly adapter: ProviderAdapter;
-  readonly target: UpstreamTarget;
+  readonly target: RoutedTarget;
   /** For `routing: weighted`. */
   readonly weight: number;
 }

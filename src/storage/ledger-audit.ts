@@ -1,7 +1,9 @@
 // The whole-database checks of the billing invariants (testing.md; `tollgate audit`, product.md §13), as
 // SQL both dialects run unchanged: each query returns the rows that break one rule, or the figures to
 // compare. Read in one snapshot by each store, so a request that settles meanwhile cannot look broken.
-import type { LedgerViolation } from './types.js';
+import type { AuditScope, LedgerViolation } from './types.js';
+
+export type { AuditScope };
 
 /** One read-only query; `?` placeholders (the PostgreSQL store rewrites them to $n). */
 export interface AuditQuery {
@@ -19,13 +21,6 @@ export async function runAuditQueries(queries: AuditQueries, run: (query: AuditQ
   const out: Partial<AuditRows> = {};
   for (const name of CHECKS) out[name] = await run(queries[name]);
   return out as AuditRows;
-}
-
-export interface AuditScope {
-  /** Only this key's rows; all keys when undefined. */
-  readonly keyId: string | undefined;
-  /** Active holds whose expiry is before this (epoch ms) should have been released by a sweeper. */
-  readonly staleBefore: number;
 }
 
 const n = (value: unknown): number => Number(value ?? 0);

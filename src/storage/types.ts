@@ -3,7 +3,6 @@
 // single conditional UPDATE that is valid on both dialects.
 import type { BudgetPeriod } from '../billing/budget-period.js';
 import type { Nano } from '../billing/money.js';
-import type { AuditScope } from './ledger-audit.js';
 
 export type KeyStatus = 'active' | 'revoked';
 export type AllowedModels = readonly string[] | '*';
@@ -247,6 +246,14 @@ export interface LedgerAudit {
   /** The same three figures derived from the append-only entries alone. */
   readonly derived: { readonly balance: Nano; readonly held: Nano; readonly spent: Nano };
   readonly activeHolds: number;
+}
+
+/** Which part of the database an audit reads. */
+export interface AuditScope {
+  /** Only this key's rows; all keys when undefined. */
+  readonly keyId: string | undefined;
+  /** Active holds whose expiry is before this (epoch ms) should have been released by a sweeper. */
+  readonly staleBefore: number;
 }
 
 /** One broken invariant found by `tollgate audit` (testing.md). */

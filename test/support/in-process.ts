@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { Ledger } from '../../src/billing/ledger.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config, ProviderConfig } from '../../src/config/types.js';
+import { CLIENT_APIS } from '../../src/api/index.js';
 import { buildServer } from '../../src/http/server.js';
 import { openRateLimiter } from '../../src/limits/open-limiter.js';
 import { openDatabase } from '../../src/open-database.js';
@@ -83,7 +84,7 @@ export async function startInProcess(configFor: (mock: MockUpstream) => string =
     metrics,
     probe: store.probe,
     outcomes,
-  });
+  }, CLIENT_APIS);
   await app.ready();
   return {
     app,

@@ -3,11 +3,12 @@
 // pins today's answer exactly: the kind of settlement (release / exact / estimate), the nano-dollars
 // charged, the usage row's status and usage_source, and the hold's final state.
 //
-// The cases are driven through today's pipeline (runChat / runEmbeddings) with the real Ledger on a real
-// SQLite file, the real upstream transport against the in-process mock upstream, and hooks on the few deps
-// a situation needs (the client leaving at a chosen moment, the sweeper expiring the hold, the keep-alive
-// timer firing, a growth admitted). Only `drive` is about today's code: when one pure decideSettlement(facts)
-// owns these rows, the titles and `expect` move to its table unchanged and `drive` becomes the facts.
+// The cases are driven through the one flow (runRequest with the chat and embeddings APIs) with the real
+// Ledger on a real SQLite file, the real upstream transport against the in-process mock upstream, and
+// hooks on the few deps a situation needs (the client leaving at a chosen moment, the sweeper expiring the
+// hold, the keep-alive timer firing, a growth admitted). The titles and `expect` were pinned on the code
+// before the restructure and moved here unchanged; decideSettlement's own table (settlement.test.ts)
+// states the same rows as facts → decision.
 //
 // Prices: input 1 and output 2 USD per million tokens, so 1,000 and 2,000 nano-dollars per token. The
 // chat prompt ('Hi') counts 8 input tokens; the hold for max_tokens 100 is 8 × 1,000 + 100 × 2,000 = 208,000.
@@ -21,22 +22,22 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Ledger } from '../../../src/billing/ledger.js';
 import type { Nano } from '../../../src/billing/money.js';
-import { countChatInput } from '../../../src/billing/token-count.js';
+import { countChatInput } from '../../../src/api/openai-chat/count-input.js';
+import { openaiChat } from '../../../src/api/openai-chat/index.js';
+import { OutputMeter } from '../../../src/api/openai-chat/output-meter.js';
+import { openaiEmbeddings } from '../../../src/api/openai-embeddings/index.js';
 import { parseConfig } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/types.js';
 import type { JsonObject } from '../../../src/json-object.js';
-import { runChat } from '../../../src/pipeline/chat.js';
+import { Reservation } from '../../../src/pipeline/admission/reservation.js';
 import type { ClientRequest, PipelineDeps, SseSink } from '../../../src/pipeline/deps.js';
 import { DrainSlots } from '../../../src/pipeline/drain-slots.js';
-import { runEmbeddings } from '../../../src/pipeline/embeddings.js';
-import { OutputMeter } from '../../../src/pipeline/output-meter.js';
-import { RequestBill } from '../../../src/pipeline/request-bill.js';
+import { runRequest } from '../../../src/pipeline/run.js';
 import type { ChatRequestBody, EmbeddingRequestBody, UpstreamRequest } from '../../../src/providers/types.js';
 import { UpstreamHealth, type UpstreamFailureInfo, type UpstreamRef } from '../../../src/routing/upstream-health.js';
 import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import type { KeyRecord, Store } from '../../../src/storage/types.js';
-import { RequestTrace } from '../../../src/telemetry/request-trace.js';
 import { UpstreamTransport, type UpstreamResponse } from '../../../src/upstream/transport.js';
 import type { ProviderConfig } from '../../../src/config/types.js';
 import { testNewKey } from '../../support/key-fixture.js';
@@ -218,9 +219,10 @@ const CASES: readonly Case[] = [
   },
   {
     row: 5,
-    // The relay stops growing the hold once the client is gone (ADR 0035 lists it as looking wrong): the key
-    // had 13,000 and is left at -59,000.
-    title: 'a growing-hold stream whose client left after its first output, drained to its usage: charges that usage exactly, past what the hold covered (499)',
+    // Pinned before the restructure as exact 72,000 (the relay stopped growing the hold once the client was gone,
+    // so the drain ran past it: the key had 13,000 and was left at -59,000; ADR 0035 listed it as wrong). A
+    // drain now keeps growing the hold like a live stream, and stops when the key cannot cover the next step.
+    title: 'a growing-hold stream whose client left after its first output, drained until the hold could not grow: charges the input estimate plus the output delivered, never past the hold (499)',
     drive: {
       request: 'chat-stream',
       provider: 'on_client_disconnect: drain',
@@ -231,7 +233,7 @@ const CASES: readonly Case[] = [
         s.upstream(streamed(HELLO, () => s.firstOutput, MORE, MORE, MORE, FINISH, usage(12, 30), DONE));
       },
     },
-    expect: { settlement: 'exact', charged: 12_000 + 30 * 2_000, status: 499, usageSource: 'upstream', hold: 'captured' },
+    expect: { settlement: 'estimate', charged: 8_000 + 2_000, status: 499, usageSource: 'estimated', hold: 'captured' },
   },
   {
     row: 6,
@@ -606,11 +608,7 @@ describe('the settlement matrix: what a request is charged, by how it ended', ()
       const config = configFor(mock, c.drive);
       const transport = new ScriptedTransport();
       const scene = new Scene(t, store, mock, new ScriptedHealth(), new ScriptedLedger(store.ledger, config.billing, config.limits, log), transport, `req-${index}`);
-      const decisions = [
-        t.mock.method(RequestBill.prototype, 'release'),
-        t.mock.method(RequestBill.prototype, 'settleExact'),
-        t.mock.method(RequestBill.prototype, 'settleEstimated'),
-      ];
+      const closes = t.mock.method(Reservation.prototype, 'close');
       try {
         await store.keys.create(testNewKey('key_a', { initialBalance: c.drive.balance ?? BALANCE, now: Date.now() }));
         c.drive.script(scene);
@@ -628,9 +626,10 @@ describe('the settlement matrix: what a request is charged, by how it ended', ()
           key: (await store.keys.get('key_a'))!,
           signal: scene.client.signal,
           setHeader: () => {},
-          trace: new RequestTrace(() => {}),
           dryRun: false,
           clamp: false,
+          endpoint: c.drive.request === 'embeddings' ? 'embeddings' : 'chat',
+          startedAt: performance.now(),
         };
         const sink = new ClientSink(scene);
         const openSink = () => {
@@ -638,13 +637,12 @@ describe('the settlement matrix: what a request is charged, by how it ended', ()
           return sink;
         };
         // What the client got is not this table's business (the pipeline tests pin it): only what was charged.
-        if (c.drive.request === 'embeddings') await runEmbeddings(deps, client, EMBEDDING).catch(() => undefined);
-        else await runChat(deps, client, { ...CHAT, stream: c.drive.request === 'chat-stream' }, openSink).catch(() => undefined);
+        if (c.drive.request === 'embeddings') await runRequest(openaiEmbeddings, deps, client, EMBEDDING, openSink);
+        else await runRequest(openaiChat, deps, client, { ...CHAT, stream: c.drive.request === 'chat-stream' }, openSink);
         scene.endRequest();
 
-        const [release, exact, estimate] = decisions.map((d) => d.mock.callCount());
-        assert.equal(release! + exact! + estimate!, 1, `one settlement (release ${release}, exact ${exact}, estimate ${estimate})`);
-        const settlement: Settlement = release ? 'release' : exact ? 'exact' : 'estimate';
+        assert.equal(closes.mock.callCount(), 1, 'the reservation closed once');
+        const settlement: Settlement = (closes.mock.calls[0]!.arguments[0] as { kind: Settlement }).kind;
         const rows = await store.usage.list({ keyId: 'key_a', limit: 10 });
         assert.equal(rows.length, 1, 'one usage row');
         const row = rows[0]!;
