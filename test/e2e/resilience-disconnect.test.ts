@@ -120,8 +120,10 @@ describe('client disconnects', () => {
     const abortAt = new Map<string, number>();
     const requestIds = new Map<string, string>();
 
-    // A sample mid-burst proves the classifier sees the client and upstream sockets it later finds gone.
-    const during = sleep(600).then(() => gatewaySockets(pid, portOf(gw.baseURL), ports));
+    // A sample mid-burst proves the classifier sees the client and upstream sockets it later finds gone:
+    // taken once a fifth of the streams reached the upstream (a fixed delay raced a busy machine's gateway,
+    // which had not opened its upstream streams yet), when most of them are still being read.
+    const during = waitFor(() => m.requests.length >= CLIENTS / 5, 10_000, 5).then(() => gatewaySockets(pid, portOf(gw.baseURL), ports));
     await Promise.all(
       plan.map(async (p, i) => {
         const tag = String(i);
