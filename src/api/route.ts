@@ -8,13 +8,18 @@ import { IDEMPOTENCY_HEADER, IdempotencyTicket, RecordingText } from '../http/id
 import { errorRenderer } from '../http/render-error.js';
 import { SseResponse } from '../http/sse-response.js';
 import type { JsonObject } from '../json-object.js';
+import { withRawText } from './raw-body.js';
 import type { ClientApi } from '../pipeline/client-api.js';
 import { ClientGoneError } from '../pipeline/deps.js';
 import { runRequest } from '../pipeline/run.js';
 
 const SSE_TYPE = 'text/event-stream; charset=utf-8';
 
-export function clientApiRoutes<Body extends JsonObject>(api: ClientApi<Body>): ClientApiRoutes {
+/**
+ * `more`: the API's other routes (count_tokens, input_tokens, ...), registered in the same plugin, so
+ * they answer in its envelope too.
+ */
+export function clientApiRoutes<Body extends JsonObject>(api: ClientApi<Body>, more?: (scope: FastifyInstance, deps: ServerDeps) => void): ClientApiRoutes {
   return {
     path: api.path,
     metricsLabel: api.metricsLabel,
@@ -23,13 +28,16 @@ export function clientApiRoutes<Body extends JsonObject>(api: ClientApi<Body>): 
       v1.register(async function clientApiPlugin(scope) {
         scope.setErrorHandler(errorRenderer(deps, (error) => api.envelope(error)));
         scope.post(api.path, (request, reply) => handle(api, deps, request, reply));
+        more?.(scope, deps);
       });
     },
   };
 }
 
 async function handle<Body extends JsonObject>(api: ClientApi<Body>, deps: ServerDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const body = api.validate(request.body);
+  const validated = api.validate(request.body);
+  // Only an API with native cells forwards the bytes as received; the others never pay for keeping them.
+  const body = api.forwardsRawBody ? withRawText(validated, request.rawBody) : validated;
   // Without the header nothing is read or written: no cost on the hot path. A dry run moves nothing to protect.
   const { headers } = request;
   const ticket = headers['idempotency-key'] === undefined || headers['x-tollgate-dry-run'] === '1' ? undefined : await IdempotencyTicket.claim(deps, request, reply);

@@ -124,6 +124,7 @@ function normaliseProviders(raw: RawConfig, document: RawDocument, problems: str
       onClientDisconnect: p.on_client_disconnect,
       drainMaxConcurrent: p.drain_max_concurrent,
       stripFields: Object.freeze([...new Set(p.strip_fields)]),
+      serves: Object.freeze([...new Set(p.serves ?? info.serves)]),
     });
   }
   return providers;

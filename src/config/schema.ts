@@ -1,6 +1,7 @@
 // The shape of tollgate.yaml (product.md §3), with its defaults. Unknown keys are errors everywhere.
 import { z } from 'zod';
 import { LOG_LEVELS } from '../log.js';
+import { SERVED_APIS } from '../providers/kinds.js';
 import { isProxyAddress, PROXY_ADDRESS_HINT, readTrustProxyText } from './trust-proxy.js';
 
 /** Numbers may arrive as strings after ${VAR} substitution ("port: ${PORT:-8080}"). */
@@ -84,6 +85,8 @@ const providerSchema = z.strictObject({
   on_client_disconnect: z.enum(['abort', 'drain']).default('abort'),
   drain_max_concurrent: positiveInt.default(32),
   strip_fields: z.array(z.string().min(1)).default([...DEFAULT_STRIP_FIELDS]),
+  // The client APIs this upstream speaks natively (product.md §14); default: its kind's.
+  serves: z.array(z.enum(SERVED_APIS)).min(1).optional(),
 });
 
 const upstreamSchema = z.strictObject({

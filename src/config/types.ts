@@ -1,4 +1,5 @@
 // The validated, normalised configuration every other room receives (frozen; never the raw YAML).
+import type { ServedApi } from '../providers/kinds.js';
 import type { BudgetPeriod } from '../billing/budget-period.js';
 import type { Nano } from '../billing/money.js';
 import type { PriceRates } from '../billing/pricing.js';
@@ -65,6 +66,8 @@ export interface ProviderConfig {
   readonly drainMaxConcurrent: number;
   /** Body fields removed before a request goes to this provider (credentials and endpoints). */
   readonly stripFields: readonly string[];
+  /** The client APIs it speaks natively: a request in one of them is forwarded, not translated (product.md §14). */
+  readonly serves: readonly ServedApi[];
 }
 
 export interface UpstreamRef {

@@ -5,6 +5,13 @@
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON body's text as received: a native cell forwards it (only `model` replaced), never re-serialised. */
+    rawBody: string | undefined;
+  }
+}
+
 /** A body parser in Fastify's callback form (the form its default JSON parser has). */
 export type JsonBodyParser = (request: FastifyRequest, body: string, done: (error: Error | null, value?: unknown) => void) => void;
 
@@ -36,6 +43,7 @@ export function nestsDeeperThan(value: object, levels: number): boolean {
 /** Wraps Fastify's default JSON parser (its errors stay its own: empty body, invalid JSON) with the depth limit. */
 export function depthLimitedJsonParser(parse: JsonBodyParser, maxDepth = MAX_JSON_DEPTH): JsonBodyParser {
   return function parseJsonBody(request, body, done) {
+    request.rawBody = body;
     parse(request, body, (error, value) => {
       if (!error && typeof value === 'object' && value !== null && nestsDeeperThan(value, maxDepth)) {
         done(new GatewayError('invalid_request', { message: `The request body nests JSON deeper than ${maxDepth} levels.` }), undefined);

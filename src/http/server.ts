@@ -70,6 +70,7 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
   app.addContentTypeParser('application/json', { parseAs: 'string' }, depthLimitedJsonParser(parseJson));
   app.decorateRequest('apiKey', null);
+  app.decorateRequest('rawBody', undefined);
   registerRequestEnd(app, deps.config, deps.metrics, deps.log, deps.outcomes, apis);
 
   app.addHook('onRequest', function stampRequestId(request, reply, done) {
@@ -88,6 +89,12 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   app.get('/health', async function health(_request, reply) {
     return reply.type('application/json').send('{"status":"ok"}');
   });
+  // Claude Code's start-up probes: a HEAD of the base URL (and of /api/hello) must answer 200, with no key.
+  for (const url of ['/', '/api/hello']) {
+    app.head(url, async function probe(_request, reply) {
+      return reply.code(200).send();
+    });
+  }
   registerOpsRoutes(app, deps.config, deps.metrics, deps.probe, deps.isClosing);
   app.register(registerDashboard, { operator: deps.config.admin.token !== undefined });
   registerAdminApi(app, { store: deps.store, config: deps.config, health: deps.health, log: deps.log });
@@ -100,7 +107,7 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
         // A POST (chat, embeddings) places a hold that re-checks the key, unless it is a dry run (a quote
         // shows the key's balance, so it reads it now).
         const holding = request.method === 'POST' && request.headers['x-tollgate-dry-run'] !== '1';
-        request.apiKey = await authenticate(deps.keys, request.headers.authorization, holding ? HOLDING_REQUEST_KEY_MAX_AGE_MS : 0);
+        request.apiKey = await authenticate(deps.keys, request.headers, holding ? HOLDING_REQUEST_KEY_MAX_AGE_MS : 0);
       });
       api.addHook('preHandler', async function rateLimitState(request, reply) {
         // Chat and embeddings set these at admission, counting the request; other answers only read them.

@@ -56,6 +56,11 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
   readonly metricsLabel: Endpoint;
   /** The model type it calls (a model of another type answers as unknown). */
   readonly modelType: ModelConfig['type'];
+  /**
+   * Its native cells forward the client's body as received, `model` replaced (api/raw-body.ts keeps the
+   * text with the body); APIs that always re-serialise leave it unset.
+   */
+  readonly forwardsRawBody?: boolean;
   /** Checks what the flow relies on; throws a 400 in this API's terms. */
   validate(raw: unknown): Body;
   modelOf(body: Body): string;

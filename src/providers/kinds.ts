@@ -8,6 +8,10 @@ export type AuthScheme = 'bearer' | 'x-api-key' | 'api-key' | 'x-goog-api-key';
 /** How a kind's streamed responses are framed (providers/framing/). */
 export type Framing = 'sse';
 
+/** The client APIs an upstream may speak natively (product.md §14): chat completions, Anthropic Messages, OpenAI Responses. */
+export type ServedApi = 'chat' | 'messages' | 'responses';
+export const SERVED_APIS: readonly ServedApi[] = ['chat', 'messages', 'responses'];
+
 export interface ProviderKindInfo {
   readonly kind: string;
   /** Undefined: `base_url` is required in the config. */
@@ -20,12 +24,41 @@ export interface ProviderKindInfo {
   readonly embeddings: boolean;
   readonly auth: AuthScheme;
   readonly framing: Framing;
+  /** The APIs it speaks natively unless `providers.<id>.serves` says otherwise. */
+  readonly serves: readonly ServedApi[];
 }
 
 const KINDS: readonly ProviderKindInfo[] = [
-  { kind: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', apiKeyRequired: true, defaultApiVersion: undefined, embeddings: true, auth: 'bearer', framing: 'sse' },
-  { kind: 'openai-compatible', defaultBaseUrl: undefined, apiKeyRequired: false, defaultApiVersion: undefined, embeddings: true, auth: 'bearer', framing: 'sse' },
-  { kind: 'anthropic', defaultBaseUrl: 'https://api.anthropic.com', apiKeyRequired: true, defaultApiVersion: undefined, embeddings: false, auth: 'x-api-key', framing: 'sse' },
+  {
+    kind: 'openai',
+    defaultBaseUrl: 'https://api.openai.com/v1',
+    apiKeyRequired: true,
+    defaultApiVersion: undefined,
+    embeddings: true,
+    auth: 'bearer',
+    framing: 'sse',
+    serves: ['chat', 'responses'],
+  },
+  {
+    kind: 'openai-compatible',
+    defaultBaseUrl: undefined,
+    apiKeyRequired: false,
+    defaultApiVersion: undefined,
+    embeddings: true,
+    auth: 'bearer',
+    framing: 'sse',
+    serves: ['chat'],
+  },
+  {
+    kind: 'anthropic',
+    defaultBaseUrl: 'https://api.anthropic.com',
+    apiKeyRequired: true,
+    defaultApiVersion: undefined,
+    embeddings: false,
+    auth: 'x-api-key',
+    framing: 'sse',
+    serves: ['messages'],
+  },
   {
     kind: 'gemini',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
@@ -34,8 +67,18 @@ const KINDS: readonly ProviderKindInfo[] = [
     embeddings: true,
     auth: 'x-goog-api-key',
     framing: 'sse',
+    serves: ['chat'],
   },
-  { kind: 'azure-openai', defaultBaseUrl: undefined, apiKeyRequired: true, defaultApiVersion: '2024-10-21', embeddings: true, auth: 'api-key', framing: 'sse' },
+  {
+    kind: 'azure-openai',
+    defaultBaseUrl: undefined,
+    apiKeyRequired: true,
+    defaultApiVersion: '2024-10-21',
+    embeddings: true,
+    auth: 'api-key',
+    framing: 'sse',
+    serves: ['chat', 'responses'],
+  },
 ];
 
 const BY_NAME: ReadonlyMap<string, ProviderKindInfo> = new Map(KINDS.map((info) => [info.kind, info]));

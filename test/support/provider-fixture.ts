@@ -23,6 +23,7 @@ export function testProvider(overrides: Partial<ProviderConfig> = {}): ProviderC
     onClientDisconnect: 'abort',
     drainMaxConcurrent: 32,
     stripFields: DEFAULT_STRIP_FIELDS,
+    serves: ['chat', 'responses'],
     ...overrides,
   };
 }
@@ -35,6 +36,7 @@ export function testCompatibleProvider(overrides: Partial<ProviderConfig> = {}):
     baseUrl: 'http://127.0.0.1:8000/v1',
     origin: 'http://127.0.0.1:8000',
     apiKey: '',
+    serves: ['chat'],
     ...overrides,
   });
 }
@@ -47,6 +49,7 @@ export function testAnthropicProvider(overrides: Partial<ProviderConfig> = {}): 
     baseUrl: 'https://api.anthropic.com',
     origin: 'https://api.anthropic.com',
     basePath: '',
+    serves: ['messages'],
     apiKey: 'sk-ant-test',
     ...overrides,
   });
