@@ -57,6 +57,12 @@ export const ERROR_REGISTRY = {
     type: 'invalid_request_error',
     message: 'The model does not exist or you do not have access to it.',
   },
+  // A model none of whose upstreams can serve this client API (natively or by a translation the gateway has).
+  model_not_supported_on_endpoint: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The model is not served on this endpoint.',
+  },
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
   key_not_found: { status: 404, type: 'invalid_request_error', message: 'No such key.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },

@@ -61,6 +61,12 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
    * text with the body); APIs that always re-serialise leave it unset.
    */
   readonly forwardsRawBody?: boolean;
+  /**
+   * How this API reaches one candidate upstream: `native` when the upstream speaks it (its provider's
+   * `serves`), `translated` when a translator for the pair exists, undefined when neither (the candidate is
+   * not tried). Unset: every candidate, translated by its adapter (chat completions, embeddings).
+   */
+  cellFor?(candidate: Candidate): 'native' | 'translated' | undefined;
   /** Checks what the flow relies on; throws a 400 in this API's terms. */
   validate(raw: unknown): Body;
   modelOf(body: Body): string;

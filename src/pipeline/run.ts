@@ -7,6 +7,7 @@ import { quoteOf } from '../billing/quote.js';
 import type { JsonObject } from '../json-object.js';
 import { resolveRoute } from '../routing/resolve-route.js';
 import { admit, planFor, sizeHold, type HoldRequest } from './admission/admit.js';
+import { routeFor } from './cells.js';
 import { withFailover } from './attempts.js';
 import { fetchUpstreamJson } from './call-upstream.js';
 import type { ApiAnswer, ClientApi } from './client-api.js';
@@ -24,7 +25,7 @@ export async function runRequest<Body extends JsonObject>(
 ): Promise<FlowResult> {
   let flow: FlowState<Body> | undefined;
   try {
-    const route = resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType);
+    const route = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
     const inputTokens = await api.countInput(body);
     const budget = api.outputBudget(body, route.model.maxOutputTokens);
     const hold: HoldRequest = { route, inputTokens, budget, growing: deps.config.billing.holdMode === 'growing' && budget !== undefined && api.streams(body) };
