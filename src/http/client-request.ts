@@ -18,6 +18,7 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply, en
     setHeader: (name, value) => void reply.header(name, value),
     dryRun: request.headers['x-tollgate-dry-run'] === '1',
     clamp: request.headers['x-tollgate-max-tokens'] === 'clamp' || request.apiKey!.clampMaxTokens,
+    headers: request.headers,
     endpoint,
     startedAt: request.receivedAt,
   };

@@ -11,6 +11,9 @@ import type { UsageEndpoint } from '../storage/types.js';
 import type { Endpoint } from '../telemetry/request-outcome.js';
 import type { Charge } from './admission/reservation.js';
 
+/** A client request's headers, as Node gives them (names lower-case). */
+export type ClientHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
 /** The output a request may produce, for its hold: per choice, and how many choices. */
 export interface OutputBudget {
   readonly maxOutput: number;
@@ -76,8 +79,12 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
   outputBudget(body: Body, modelMaxOutput: number | undefined): OutputBudget | undefined;
   /** The request with its output limit lowered to `maxOutput` (a clamp), and the field it set. */
   withMaxOutput(body: Body, maxOutput: number): Body;
-  /** The upstream request for one candidate; may throw a 400 (it is built for the first before the hold). */
-  buildRequest(body: Body, candidate: Candidate): UpstreamRequest;
+  /**
+   * The upstream request for one candidate; may throw a 400 (it is built for the first before the hold).
+   * `headers`: the client's, for an API whose native cells forward some of them (anthropic-beta, ...) —
+   * never its credentials.
+   */
+  buildRequest(body: Body, candidate: Candidate, headers: ClientHeaders): UpstreamRequest;
   /** A whole upstream answer (JSON) in this API's shape. */
   parseAnswer(json: JsonObject, body: Body, candidate: Candidate): ApiAnswer;
   /** The answer the client gets: the body with its usage and cost. */

@@ -31,6 +31,8 @@ export interface ClientRequest {
   readonly dryRun: boolean;
   /** `X-Tollgate-Max-Tokens: clamp`: lower an unaffordable max_tokens instead of refusing (or the key's clamp_max_tokens). */
   readonly clamp: boolean;
+  /** The request's headers (an API's native cells forward some of them; credentials never). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The client API it came through (its usage row's `endpoint`). */
   readonly endpoint: UsageEndpoint;
   /** performance.now() when it arrived. */

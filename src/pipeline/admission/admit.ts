@@ -50,7 +50,7 @@ export function sizeHold(deps: PipelineDeps, hold: HoldRequest, budget: OutputBu
 }
 
 export function planFor<Body extends JsonObject>(deps: PipelineDeps, client: ClientRequest, api: ClientApi<Body>, route: Route, body: Body): UpstreamPlan {
-  return planUpstreams(deps, client, route, body, (candidate, forwarded) => api.buildRequest(forwarded, candidate));
+  return planUpstreams(deps, client, route, body, (candidate, forwarded) => api.buildRequest(forwarded, candidate, client.headers));
 }
 
 async function admitOnce<Body extends JsonObject>(deps: PipelineDeps, client: ClientRequest, api: ClientApi<Body>, hold: HoldRequest, body: Body): Promise<Admitted<Body>> {

@@ -123,6 +123,7 @@ async function runStream(body: string, sink: RecordingSink): Promise<FlowResult>
     setHeader: () => {},
     dryRun: false,
     clamp: false,
+    headers: {},
     endpoint: 'chat',
     startedAt: performance.now(),
   };

@@ -73,6 +73,7 @@ async function openBill(): Promise<{ bill: Reservation; hold: number }> {
     setHeader: () => {},
     dryRun: false,
     clamp: false,
+    headers: {},
     endpoint: 'chat',
     startedAt: performance.now(),
   };

@@ -628,6 +628,7 @@ describe('the settlement matrix: what a request is charged, by how it ended', ()
           setHeader: () => {},
           dryRun: false,
           clamp: false,
+          headers: {},
           endpoint: c.drive.request === 'embeddings' ? 'embeddings' : 'chat',
           startedAt: performance.now(),
         };
