@@ -100,6 +100,9 @@ function normaliseProviders(raw: RawConfig, document: RawDocument, problems: str
     if (p.api_version !== undefined && info.defaultApiVersion === undefined) {
       problems.push(`${at('api_version')}: only applies to kind azure-openai`);
     }
+    for (const api of p.serves ?? []) {
+      if (api !== 'chat' && info.nativePaths[api] === undefined) problems.push(`${at('serves')}: kind ${p.kind} cannot serve ${api}`);
+    }
     const apiKey = p.api_key ?? '';
     const configured = apiKey !== '' || !info.apiKeyRequired;
     if (!configured) missingKey.set(id, missingKeyReason(id, p.kind, document));

@@ -26,6 +26,12 @@ export interface ProviderKindInfo {
   readonly framing: Framing;
   /** The APIs it speaks natively unless `providers.<id>.serves` says otherwise. */
   readonly serves: readonly ServedApi[];
+  /**
+   * Where each coding-agent API it may serve lives, after the base URL's path (a native cell posts the
+   * client's body there). One absent here cannot be in `serves` for this kind; chat completions are every
+   * kind's, through its adapter.
+   */
+  readonly nativePaths: Readonly<Partial<Record<ServedApi, string>>>;
 }
 
 const KINDS: readonly ProviderKindInfo[] = [
@@ -38,6 +44,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     auth: 'bearer',
     framing: 'sse',
     serves: ['chat', 'responses'],
+    nativePaths: { responses: '/responses' },
   },
   {
     kind: 'openai-compatible',
@@ -48,6 +55,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     auth: 'bearer',
     framing: 'sse',
     serves: ['chat'],
+    nativePaths: { messages: '/messages', responses: '/responses' },
   },
   {
     kind: 'anthropic',
@@ -58,6 +66,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     auth: 'x-api-key',
     framing: 'sse',
     serves: ['messages'],
+    nativePaths: { messages: '/v1/messages' },
   },
   {
     kind: 'gemini',
@@ -68,6 +77,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     auth: 'x-goog-api-key',
     framing: 'sse',
     serves: ['chat'],
+    nativePaths: {},
   },
   {
     kind: 'azure-openai',
@@ -78,6 +88,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     auth: 'api-key',
     framing: 'sse',
     serves: ['chat', 'responses'],
+    nativePaths: { responses: '/openai/v1/responses' },
   },
 ];
 
