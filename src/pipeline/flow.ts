@@ -3,14 +3,26 @@
 // request's outcome, and the two closes that are not an ordinary end — before any output, and after a bug.
 import { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
+import type { Candidate } from '../routing/resolve-route.js';
 import type { UsageRecord } from '../storage/types.js';
 import { TransportError } from '../upstream/transport.js';
 import type { Admitted, HoldRequest } from './admission/admit.js';
 import type { UsageDraft } from './admission/reservation.js';
 import { AttemptsFailed } from './attempts.js';
+
 import { ClientGoneError, type ClientRequest } from './deps.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
 import { toGatewayError } from './upstream-error.js';
+
+/** The usage row's draft, filled in as the flow learns which upstream serves (one object per request). */
+export type MutableDraft = { -readonly [F in keyof UsageDraft]: UsageDraft[F] };
+
+/** Records the upstream that served (or was last tried) and every attempt made. */
+export function servedBy(flow: FlowState<JsonObject>, candidate: Candidate, attempts: UsageDraft['attempts']): void {
+  flow.draft.provider = candidate.provider.id;
+  flow.draft.upstreamModel = candidate.target.upstreamModel;
+  flow.draft.attempts = attempts;
+}
 
 export type FlowAnswer = { readonly kind: 'json'; readonly body: JsonObject } | { readonly kind: 'streamed' };
 
@@ -32,9 +44,9 @@ export type FlowResult =
 export interface FlowState<Body extends JsonObject> extends Admitted<Body> {
   readonly hold: HoldRequest;
   /** The upstream that serves (or was last tried) and every attempt made; the first candidate until attempts run. */
-  draft: UsageDraft;
+  readonly draft: MutableDraft;
   /** Set once an upstream answered with success: from then on it has done work that a fault must not make free. */
-  delivered: (() => number) | undefined;
+  delivered: { delivered(): number } | undefined;
 }
 
 /**
@@ -44,7 +56,7 @@ export interface FlowState<Body extends JsonObject> extends Admitted<Body> {
 export async function closeBeforeOutput(client: ClientRequest, flow: FlowState<JsonObject>, error: unknown): Promise<FlowResult> {
   const failed = error instanceof AttemptsFailed ? error : undefined;
   const cause = failed ? failed.cause : error;
-  if (failed) flow.draft = { ...flow.draft, provider: failed.last.provider.id, upstreamModel: failed.last.target.upstreamModel, attempts: failed.attempts };
+  if (failed) servedBy(flow, failed.last, failed.attempts);
   const provider = failed?.last.provider ?? flow.plan.candidates[0]!.provider;
   const facts: SettlementFacts = {
     phase: 'before-output',
@@ -67,7 +79,7 @@ export async function closeAfterFault(flow: FlowState<JsonObject>, error: unknow
   const facts: SettlementFacts = {
     phase: 'fault',
     served: flow.delivered !== undefined,
-    delivered: flow.delivered ?? (() => 0),
+    delivered: () => flow.delivered?.delivered() ?? 0,
     heldOutput: (sizing.modelMaxOutput ?? 0) * sizing.n,
     failure,
   };

@@ -12,7 +12,7 @@ import { withFailover, type Attempted } from './attempts.js';
 import { readUpstreamFailure } from './call-upstream.js';
 import type { ClientApi } from './client-api.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
-import { closeAfterFault, closeBeforeOutput, type FlowResult, type FlowState } from './flow.js';
+import { closeAfterFault, closeBeforeOutput, servedBy, type FlowResult, type FlowState } from './flow.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
 import { toGatewayError } from './upstream-error.js';
 import { UpstreamStream } from './upstream-stream.js';
@@ -38,14 +38,14 @@ export async function streamAnswer<Body extends JsonObject>(
   let opened: OpenedStream;
   try {
     const served = await withFailover(deps, client, flow.plan, (candidate) => openStream(api, deps, client, flow, candidate));
-    flow.draft = { ...flow.draft, provider: served.served.provider.id, upstreamModel: served.served.target.upstreamModel, attempts: served.attempts };
+    servedBy(flow, served.served, served.attempts);
     opened = served.value;
   } catch (error) {
     return closeBeforeOutput(client, flow, error);
   }
   const { stream } = opened;
-  flow.delivered = () => stream.client.delivered();
-  flow.draft = { ...flow.draft, firstTokenAt: performance.now() };
+  flow.delivered = stream.client;
+  flow.draft.firstTokenAt = performance.now();
   let sink: SseSink | undefined;
   try {
     sink = openSink();
@@ -76,19 +76,7 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
   } finally {
     stream.close();
   }
-  const facts: SettlementFacts = cut
-    ? { phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered }
-    : {
-        phase: 'streamed',
-        clientGone: client.signal.aborted,
-        holdLost: flow.reservation.stopReason,
-        failure: failure === undefined ? undefined : { error: toGatewayError(failure, stream.candidate.provider), connectionDrop: failure instanceof TransportError },
-        completed: stream.client.finished || stream.client.sawFinish,
-        sawOutput: stream.client.sawOutput,
-        sawFinish: stream.client.sawFinish,
-        usage: stream.client.usage?.tokens ?? null,
-        delivered: () => stream.client.delivered(),
-      };
+  const facts = cut ? ({ phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered } as const) : streamedFacts(client, flow, stream, failure);
   const settlement = decideSettlement(facts, flow.hold.inputTokens);
   const charge = await flow.reservation.close(settlement, flow.draft);
   const report = { billed: charge.record, firstTokenAt: flow.draft.firstTokenAt! };
@@ -97,6 +85,22 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
   else if (settlement.failure) sink.end(stream.client.error(settlement.failure));
   else sink.end(stream.client.final(charge));
   return { ok: true, answer: { kind: 'streamed' }, report };
+}
+
+/** What a committed stream's end looks like to the settlement (a function of its own: its closure holds only these). */
+function streamedFacts(client: ClientRequest, flow: FlowState<JsonObject>, stream: UpstreamStream, failure: unknown): SettlementFacts {
+  const frames = stream.client;
+  return {
+    phase: 'streamed',
+    clientGone: client.signal.aborted,
+    holdLost: flow.reservation.stopReason,
+    failure: failure === undefined ? undefined : { error: toGatewayError(failure, stream.candidate.provider), connectionDrop: failure instanceof TransportError },
+    completed: frames.finished || frames.sawFinish,
+    sawOutput: frames.sawOutput,
+    sawFinish: frames.sawFinish,
+    usage: frames.usage?.tokens ?? null,
+    delivered: () => frames.delivered(),
+  };
 }
 
 /**

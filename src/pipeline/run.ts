@@ -12,7 +12,7 @@ import { withFailover } from './attempts.js';
 import { fetchUpstreamJson } from './call-upstream.js';
 import type { ApiAnswer, ClientApi } from './client-api.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
-import { closeAfterFault, closeBeforeOutput, type FlowResult, type FlowState } from './flow.js';
+import { closeAfterFault, closeBeforeOutput, servedBy, type FlowResult, type FlowState } from './flow.js';
 import { streamAnswer } from './relay.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
 
@@ -51,13 +51,13 @@ async function wholeAnswer<Body extends JsonObject>(api: ClientApi<Body>, deps: 
       const { value: json, status } = await fetchUpstreamJson(deps, client, candidate, flow.plan.requestFor(candidate), flow.reservation);
       return { value: api.parseAnswer(json, flow.body, candidate), status };
     });
-    flow.draft = { ...flow.draft, provider: served.served.provider.id, upstreamModel: served.served.target.upstreamModel, attempts: served.attempts };
+    servedBy(flow, served.served, served.attempts);
     answer = served.value;
   } catch (error) {
     return closeBeforeOutput(client, flow, error);
   }
-  flow.delivered = answer.delivered;
-  const facts: SettlementFacts = { phase: 'answered', usage: answer.usage?.tokens ?? null, delivered: answer.delivered };
+  flow.delivered = answer;
+  const facts: SettlementFacts = { phase: 'answered', usage: answer.usage?.tokens ?? null, delivered: () => answer.delivered() };
   const charge = await flow.reservation.close(decideSettlement(facts, flow.hold.inputTokens), flow.draft);
   const body = api.answerWith(answer, charge);
   return { ok: true, answer: { kind: 'json', body }, report: { billed: charge.record, ...(deps.config.log.bodies ? { answer: body } : {}) } };

@@ -78,13 +78,14 @@ export class UpstreamTransport {
   /** Signs the request for its provider and sends it; resolves once the response headers arrive. Throws TransportError. */
   async send(provider: ProviderConfig, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
     const signed = this.signerOf(provider).sign(request);
-    const credentials = signed instanceof Promise ? await signed : signed;
+    // The credential joins the request's own headers (built for this request, never shared): no copy per call.
+    Object.assign(request.headers, signed instanceof Promise ? await signed : signed);
     try {
       const response = await this.agentFor(provider).request({
         origin: provider.origin,
         path: request.path,
         method: request.method,
-        headers: { ...request.headers, ...credentials },
+        headers: request.headers,
         body: request.body,
         signal,
         headersTimeout: provider.timeouts.firstByteMs,
