@@ -96,20 +96,40 @@ export type ModelPriceJson = {
   tiers?: readonly ModelPriceTierJson[];
 };
 
-/** One entry of GET /v1/models (and GET /v1/models/{id}). */
+/**
+ * One entry of GET /v1/models (and GET /v1/models/{id}): one body both the OpenAI and the Anthropic SDKs
+ * read (product.md §14) — OpenAI's `object`, `created`, `owned_by`; Anthropic's `type: "model"`,
+ * `display_name`, `created_at` — and the gateway's own fields. The model's kind is `model_type`
+ * (`type` is Anthropic's, always "model"; docs/adr/0040-agent-sessions-and-price-modifiers.md).
+ */
 export type ModelJson = {
   id: string;
   object: 'model';
   /** When the config was loaded, unix seconds. */
   created: number;
   owned_by: string;
-  type: 'chat' | 'embedding';
+  type: 'model';
+  /** What the model is called through: chat APIs (chat completions, messages, responses) or embeddings. */
+  model_type: 'chat' | 'embedding';
+  /** The id: the config names no other. */
+  display_name: string;
+  /** `created` as RFC 3339 (UTC). */
+  created_at: string;
   context_window: number | null;
   max_output_tokens: number | null;
   pricing: ModelPriceJson;
 };
 
-export type ModelListJson = { object: 'list'; data: ModelJson[] };
+/** GET /v1/models: the models in id order; a page of them when `limit`, `after_id` or `before_id` is given. */
+export type ModelListJson = {
+  object: 'list';
+  data: ModelJson[];
+  /** More models after this page (before it, when paging with `before_id`). */
+  has_more: boolean;
+  /** The page's first and last ids (null: an empty page). */
+  first_id: string | null;
+  last_id: string | null;
+};
 
 export type UsageAttemptJson = {
   provider: string;
