@@ -160,7 +160,9 @@ export type UsageJson = {
   usage_source: 'upstream' | 'estimated' | 'none';
   attempts: UsageAttemptJson[];
   /** The client API the request came through. */
-  endpoint: 'chat' | 'embeddings' | null;
+  endpoint: 'chat' | 'embeddings' | 'messages' | 'responses' | null;
+  /** The agent session the client named (Claude Code's, Codex's); null: none. */
+  session_id: string | null;
   /** The error envelope's `code` when the request failed (`insufficient_balance`, `upstream_error`, ...). */
   error_code: string | null;
   error_message: string | null;
@@ -170,11 +172,11 @@ export type UsageJson = {
   first_token_ms: number | null;
 };
 
-export type UsageGroupingJson = 'key' | 'model' | 'provider' | 'day' | 'hour';
+export type UsageGroupingJson = 'key' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
 
 /** One row of a usage summary: the totals of one group. */
 export type UsageTotalsJson = {
-  /** The key id, model or provider (null: rows without one), or the UTC day's or hour's start as ISO time. */
+  /** The key id, model, provider, client API or session id (null: rows without one), or the UTC day's or hour's start as ISO time. */
   group: string | null;
   requests: number;
   /** Requests answered with a status of 400 or above. */
