@@ -94,6 +94,13 @@ export type ModelPriceJson = {
   cache_write_1h?: number;
   request?: number;
   tiers?: readonly ModelPriceTierJson[];
+  /** Prices (USD per 1M tokens) of an answer the upstream says it served at `speed: "fast"`. */
+  fast?: { input: number; output?: number; cached_input?: number; cache_write?: number; cache_write_1h?: number };
+  /** Multipliers of the token prices by the answer's `inference_geo` and `service_tier`. */
+  geo_multipliers?: Readonly<Record<string, number>>;
+  tier_multipliers?: Readonly<Record<string, number>>;
+  /** USD per use of a server tool (`web_search`). */
+  per_call?: Readonly<Record<string, number>>;
 };
 
 /**
