@@ -4,11 +4,10 @@
 // upstream model on the same provider (config order: the first), else when it is a configured chat
 // model's id. A dated or otherwise unknown name (OpenAI answers `gpt-4o-2024-08-06` for `gpt-4o`) is
 // unknown: the settlement keeps the requested model's prices.
-import type { PriceRates } from '../billing/pricing.js';
 import type { Config, ModelConfig } from '../config/types.js';
 
 /** The served model's prices, or undefined when they are the requested model's (same model, or unknown). */
-export type ServedModelRates = (provider: string, askedUpstreamModel: string, servedModel: string) => PriceRates | undefined;
+export type ServedModelRates = (provider: string, askedUpstreamModel: string, servedModel: string) => ModelConfig['rates'] | undefined;
 
 const resolvers = new WeakMap<Config, ServedModelRates>();
 
