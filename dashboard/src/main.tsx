@@ -10,6 +10,7 @@ import { MePage } from './pages/me.js';
 import { OverviewPage } from './pages/overview.js';
 import { ProvidersPage } from './pages/providers.js';
 import { RequestPage } from './pages/request.js';
+import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { SignIn } from './pages/sign-in.js';
 import { UsagePage } from './pages/usage.js';
 import { parseRoute } from './route.js';
@@ -23,6 +24,7 @@ const OPERATOR_PAGES: ReadonlyArray<{ route: string; label: string; Page: Page; 
   { route: '', label: 'Overview', Page: OverviewPage },
   { route: 'keys', label: 'Keys', Page: KeysPage, Record: KeyPage },
   { route: 'usage', label: 'Usage', Page: UsagePage, Record: RequestPage },
+  { route: 'sessions', label: 'Sessions', Page: SessionsPage, Record: SessionPage },
   { route: 'providers', label: 'Providers', Page: ProvidersPage },
 ];
 

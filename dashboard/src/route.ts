@@ -1,8 +1,8 @@
 // Hash routes: `#/keys`, `#/usage`, ... and a record's own page, `#/keys/<key id>` or
-// `#/usage/<request id>`, so it can be linked. Ids are not secrets (a key's id is not its secret); no
+// `#/usage/<request id>` or `#/sessions/<session id>`, so it can be linked. Ids are not secrets (a key's id is not its secret); no
 // token, key or filter value ever goes in a URL.
 export interface Route {
-  /** The page: '' (the overview), 'keys', 'usage', 'providers'. */
+  /** The page: '' (the overview), 'keys', 'usage', 'sessions', 'providers'. */
   readonly page: string;
   /** The record the page shows, when it shows one. */
   readonly id?: string;
@@ -25,3 +25,5 @@ export function parseRoute(hash: string): Route {
 
 export const keyHref = (id: string): string => `#/keys/${encodeURIComponent(id)}`;
 export const requestHref = (requestId: string): string => `#/usage/${encodeURIComponent(requestId)}`;
+/** An agent session's own page: its requests and what they cost. */
+export const sessionHref = (sessionId: string): string => `#/sessions/${encodeURIComponent(sessionId)}`;

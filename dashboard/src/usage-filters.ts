@@ -1,10 +1,15 @@
-// The usage page's filters and how they become API query parameters (GET /admin/v1/usage, its CSV and
+// The usage page's filters (key, model, provider, client API, agent session, status, time) and how they
+// become API query parameters (GET /admin/v1/usage, its CSV and
 // its summary take the same ones). They are remembered for the tab's life, so going from the table to a
 // request's page and back finds the same filtered page.
 export interface Filters {
   key_id: string;
   model: string;
   provider: string;
+  /** '' (all) or one client API: chat, embeddings, messages, responses. */
+  endpoint: string;
+  /** An agent session's id (Claude Code's, Codex's); '' for all. */
+  session_id: string;
   /** '' (all), a class the API understands ('2xx', '4xx', '5xx', 'error': 400 and up), or 'code'. */
   status: string;
   /** The status code when `status` is 'code'. */
@@ -13,7 +18,16 @@ export interface Filters {
   until: string;
 }
 
-export const EMPTY_FILTERS: Filters = { key_id: '', model: '', provider: '', status: '', code: '', since: '', until: '' };
+export const EMPTY_FILTERS: Filters = { key_id: '', model: '', provider: '', endpoint: '', session_id: '', status: '', code: '', since: '', until: '' };
+
+/** The client APIs a row may name, as the usage page offers them. */
+export const ENDPOINT_CHOICES: ReadonlyArray<{ value: string; label: string }> = [
+  { value: '', label: 'All' },
+  { value: 'chat', label: 'Chat completions' },
+  { value: 'messages', label: 'Messages (Anthropic)' },
+  { value: 'responses', label: 'Responses (OpenAI)' },
+  { value: 'embeddings', label: 'Embeddings' },
+];
 
 export const STATUS_CHOICES: ReadonlyArray<{ value: string; label: string }> = [
   { value: '', label: 'All' },
@@ -31,6 +45,8 @@ export function queryOf(f: Filters): Record<string, string> {
     key_id: f.key_id,
     model: f.model.trim(),
     provider: f.provider.trim(),
+    endpoint: f.endpoint,
+    session_id: f.session_id.trim(),
     status: f.status === 'code' ? f.code.trim() : f.status,
     since: iso(f.since),
     until: iso(f.until),

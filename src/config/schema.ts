@@ -105,6 +105,18 @@ const priceTierSchema = z.strictObject({
   cache_write_1h: price.optional(),
 });
 
+/** The prices of an answer served at `speed: "fast"` (product.md §14): a whole price set, no tiers. */
+const fastPriceSchema = z.strictObject({
+  input: price,
+  output: price,
+  cached_input: price.optional(),
+  cache_write: price.optional(),
+  cache_write_1h: price.optional(),
+});
+
+/** Response value (an `inference_geo`, a `service_tier`) → multiplier of the token prices; billing/money parses it exactly. */
+const multipliers = z.record(z.string().min(1), price);
+
 const modelSchema = z.strictObject({
   type: z.enum(['chat', 'embedding']).default('chat'),
   routing: z.enum(['fallback', 'weighted']).default('fallback'),
@@ -118,6 +130,12 @@ const modelSchema = z.strictObject({
     /** USD per request, not per 1M tokens. */
     request: price.optional(),
     tiers: z.array(priceTierSchema).optional(),
+    // Price modifiers read from the response (config/model-price.ts, billing/pricing.ts).
+    fast: fastPriceSchema.optional(),
+    geo_multipliers: multipliers.optional(),
+    tier_multipliers: multipliers.optional(),
+    /** Server tool name → USD per use. */
+    per_call: z.record(z.string().min(1), price).optional(),
   }),
   context_window: positiveInt.optional(),
   max_output_tokens: positiveInt.optional(),

@@ -86,8 +86,18 @@ export interface DisplayPrice {
   readonly cache_write_1h?: number;
   /** USD per request. */
   readonly request?: number;
-  readonly tiers?: ReadonlyArray<Omit<DisplayPrice, 'request' | 'tiers'> & { readonly above_input_tokens: number }>;
+  readonly tiers?: ReadonlyArray<PriceSetDisplay & { readonly above_input_tokens: number }>;
+  /** Prices of an answer served at `speed: "fast"`. */
+  readonly fast?: PriceSetDisplay;
+  /** Multipliers of the token prices by the answer's `inference_geo` / `service_tier`. */
+  readonly geo_multipliers?: Readonly<Record<string, number>>;
+  readonly tier_multipliers?: Readonly<Record<string, number>>;
+  /** USD per use of a server tool. */
+  readonly per_call?: Readonly<Record<string, number>>;
 }
+
+/** One set of token prices as configured, USD per 1M tokens. */
+export type PriceSetDisplay = Pick<DisplayPrice, 'input' | 'output' | 'cached_input' | 'cache_write' | 'cache_write_1h'>;
 
 export interface ModelConfig {
   readonly id: string;

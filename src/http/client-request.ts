@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientRequest } from '../pipeline/deps.js';
 import type { UsageEndpoint } from '../storage/types.js';
 import { ClientGoneReason } from '../upstream/transport.js';
+import { sessionIdOf } from './session-id.js';
 
 export function clientRequestOf(request: FastifyRequest, reply: FastifyReply, endpoint: UsageEndpoint): ClientRequest {
   const controller = new AbortController();
@@ -20,6 +21,7 @@ export function clientRequestOf(request: FastifyRequest, reply: FastifyReply, en
     clamp: request.headers['x-tollgate-max-tokens'] === 'clamp' || request.apiKey!.clampMaxTokens,
     headers: request.headers,
     endpoint,
+    sessionId: sessionIdOf(request.headers),
     startedAt: request.receivedAt,
   };
 }

@@ -15,6 +15,7 @@ import type { GatewayMetrics } from '../telemetry/metrics.js';
 import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
 import { outcomeRecord, type Endpoint, type RequestOutcome } from '../telemetry/request-outcome.js';
 import type { ClientApiRoutes } from './deps.js';
+import { sessionIdOf } from './session-id.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -97,6 +98,7 @@ export function registerRequestEnd(
       path: route ?? path.slice(0, MAX_LOGGED_PATH),
       metricsLabel: path.startsWith('/v1/') ? (labels.get(route ?? '') ?? 'other') : undefined,
       endpoint: request.method === 'POST' ? modelCalls.get(route ?? '') : undefined,
+      sessionId: sessionIdOf(request.headers),
       keyId: request.apiKey?.id,
       requestedModel: body !== null && typeof body === 'object' ? body.model : undefined,
       // A client that left before its answer was complete got nothing; a billed row's status says more than

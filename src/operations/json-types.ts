@@ -94,22 +94,49 @@ export type ModelPriceJson = {
   cache_write_1h?: number;
   request?: number;
   tiers?: readonly ModelPriceTierJson[];
+  /** Prices (USD per 1M tokens) of an answer the upstream says it served at `speed: "fast"`. */
+  fast?: { input: number; output?: number; cached_input?: number; cache_write?: number; cache_write_1h?: number };
+  /** Multipliers of the token prices by the answer's `inference_geo` and `service_tier`. */
+  geo_multipliers?: Readonly<Record<string, number>>;
+  tier_multipliers?: Readonly<Record<string, number>>;
+  /** USD per use of a server tool (`web_search`). */
+  per_call?: Readonly<Record<string, number>>;
 };
 
-/** One entry of GET /v1/models (and GET /v1/models/{id}). */
+/**
+ * One entry of GET /v1/models (and GET /v1/models/{id}): one body both the OpenAI and the Anthropic SDKs
+ * read (product.md §14) — OpenAI's `object`, `created`, `owned_by`; Anthropic's `type: "model"`,
+ * `display_name`, `created_at` — and the gateway's own fields. The model's kind is `model_type`
+ * (`type` is Anthropic's, always "model"; docs/adr/0040-agent-sessions-and-price-modifiers.md).
+ */
 export type ModelJson = {
   id: string;
   object: 'model';
   /** When the config was loaded, unix seconds. */
   created: number;
   owned_by: string;
-  type: 'chat' | 'embedding';
+  type: 'model';
+  /** What the model is called through: chat APIs (chat completions, messages, responses) or embeddings. */
+  model_type: 'chat' | 'embedding';
+  /** The id: the config names no other. */
+  display_name: string;
+  /** `created` as RFC 3339 (UTC). */
+  created_at: string;
   context_window: number | null;
   max_output_tokens: number | null;
   pricing: ModelPriceJson;
 };
 
-export type ModelListJson = { object: 'list'; data: ModelJson[] };
+/** GET /v1/models: the models in id order; a page of them when `limit`, `after_id` or `before_id` is given. */
+export type ModelListJson = {
+  object: 'list';
+  data: ModelJson[];
+  /** More models after this page (before it, when paging with `before_id`). */
+  has_more: boolean;
+  /** The page's first and last ids (null: an empty page). */
+  first_id: string | null;
+  last_id: string | null;
+};
 
 export type UsageAttemptJson = {
   provider: string;
@@ -140,7 +167,9 @@ export type UsageJson = {
   usage_source: 'upstream' | 'estimated' | 'none';
   attempts: UsageAttemptJson[];
   /** The client API the request came through. */
-  endpoint: 'chat' | 'embeddings' | null;
+  endpoint: 'chat' | 'embeddings' | 'messages' | 'responses' | null;
+  /** The agent session the client named (Claude Code's, Codex's); null: none. */
+  session_id: string | null;
   /** The error envelope's `code` when the request failed (`insufficient_balance`, `upstream_error`, ...). */
   error_code: string | null;
   error_message: string | null;
@@ -150,11 +179,11 @@ export type UsageJson = {
   first_token_ms: number | null;
 };
 
-export type UsageGroupingJson = 'key' | 'model' | 'provider' | 'day' | 'hour';
+export type UsageGroupingJson = 'key' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
 
 /** One row of a usage summary: the totals of one group. */
 export type UsageTotalsJson = {
-  /** The key id, model or provider (null: rows without one), or the UTC day's or hour's start as ISO time. */
+  /** The key id, model, provider, client API or session id (null: rows without one), or the UTC day's or hour's start as ISO time. */
   group: string | null;
   requests: number;
   /** Requests answered with a status of 400 or above. */

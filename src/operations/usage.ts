@@ -2,7 +2,17 @@
 // key holder's own usage): filters read and checked here, rows newest first a page at a time.
 import { nanoToUsd } from '../billing/money.js';
 import { GatewayError } from '../errors.js';
-import type { SequencedUsage, StatusFilter, Store, UnauthenticatedGrouping, UsageEndpoint, UsageFilter, UsageGrouping, UsageRecord, UsageTotals } from '../storage/types.js';
+import {
+  USAGE_ENDPOINTS,
+  type SequencedUsage,
+  type StatusFilter,
+  type Store,
+  type UnauthenticatedGrouping,
+  type UsageFilter,
+  type UsageGrouping,
+  type UsageRecord,
+  type UsageTotals,
+} from '../storage/types.js';
 import type { UnauthenticatedJson, UsageJson, UsageSummaryJson, UsageTotalsJson } from './json-types.js';
 import { decodeCursor, listPage, pageSize, walkPages, type ListPage } from './page.js';
 
@@ -13,6 +23,7 @@ export interface UsageFilterInput {
   readonly provider?: unknown;
   readonly status?: unknown;
   readonly endpoint?: unknown;
+  readonly session_id?: unknown;
   readonly request_id?: unknown;
   readonly since?: unknown;
   readonly until?: unknown;
@@ -23,7 +34,7 @@ export interface UsageListInput extends UsageFilterInput {
   readonly after?: unknown;
 }
 
-export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['key', 'model', 'provider', 'day', 'hour'];
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['key', 'model', 'provider', 'endpoint', 'session', 'day', 'hour'];
 
 function invalid(field: string, message: string): never {
   throw new GatewayError('invalid_request', { param: field, message: `Invalid '${field}': ${message}` });
@@ -46,7 +57,7 @@ function time(field: string, value: unknown): number | undefined {
 }
 
 const STATUS_CLASSES: ReadonlySet<string> = new Set(['2xx', '4xx', '5xx', 'error']);
-const ENDPOINTS: ReadonlySet<string> = new Set<UsageEndpoint>(['chat', 'embeddings']);
+const ENDPOINTS: ReadonlySet<string> = new Set<string>(USAGE_ENDPOINTS);
 
 /** One HTTP status (`402`), a class (`2xx`, `4xx`, `5xx`) or `error` (every status from 400). */
 function statusFilterOf(value: unknown): StatusFilter | undefined {
@@ -68,6 +79,7 @@ export function usageFilterOf(input: UsageFilterInput): UsageFilter {
     provider: text('provider', input.provider),
     status: statusFilterOf(input.status),
     endpoint,
+    sessionId: text('session_id', input.session_id),
     requestId: text('request_id', input.request_id),
     since: time('since', input.since),
     until: time('until', input.until),
@@ -94,6 +106,7 @@ export function usageJson(row: UsageRecord): UsageJson {
     usage_source: row.usageSource,
     attempts: row.attempts.map((a) => ({ provider: a.provider, status: a.status, duration_ms: a.durationMs })),
     endpoint: row.endpoint ?? null,
+    session_id: row.sessionId ?? null,
     error_code: row.errorCode ?? null,
     error_message: row.errorMessage ?? null,
     duration_ms: row.durationMs ?? null,
@@ -130,8 +143,8 @@ function groupingOf(value: unknown): UsageGrouping {
 }
 
 function totalsJson(groupBy: UsageGrouping, totals: UsageTotals): UsageTotalsJson {
-  // A time group is the period's start (epoch ms); a key, model or provider group is that text column's
-  // value, null for rows without one.
+  // A time group is the period's start (epoch ms); a key, model, provider, client API or session group is
+  // that text column's value, null for rows without one.
   const group = groupBy === 'day' || groupBy === 'hour' ? new Date(Number(totals.group)).toISOString() : (totals.group as string | null);
   return {
     group,
@@ -146,7 +159,8 @@ function totalsJson(groupBy: UsageGrouping, totals: UsageTotals): UsageTotalsJso
 }
 
 /**
- * Requests, errors, tokens by class and cost per key, model, provider, UTC day or UTC hour. Every group
+ * Requests, errors, tokens by class and cost per key, model, provider, client API (`endpoint`), agent
+ * session (`session`: what one Claude Code or Codex session cost), UTC day or UTC hour. Every group
  * comes in one answer (a summary is as long as its groups, not its rows), in the list shape.
  */
 export async function summarizeUsage(

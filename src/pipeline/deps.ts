@@ -35,6 +35,8 @@ export interface ClientRequest {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The client API it came through (its usage row's `endpoint`). */
   readonly endpoint: UsageEndpoint;
+  /** The agent session the client named (its usage row's `session_id`, http/session-id.ts); null: none. */
+  readonly sessionId: string | null;
   /** performance.now() when it arrived. */
   readonly startedAt: number;
 }

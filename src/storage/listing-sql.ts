@@ -98,6 +98,7 @@ function usageConditions(filter: UsageFilter, placeholder: Placeholder): Conditi
   if (filter.provider !== undefined) c.add((p) => `provider = ${p}`, filter.provider);
   if (filter.status !== undefined) addStatusCondition(c, filter.status);
   if (filter.endpoint !== undefined) c.add((p) => `endpoint = ${p}`, filter.endpoint);
+  if (filter.sessionId !== undefined) c.add((p) => `session_id = ${p}`, filter.sessionId);
   if (filter.requestId !== undefined) c.add((p) => `request_id = ${p}`, filter.requestId);
   if (filter.since !== undefined) c.add((p) => `created_at >= ${p}`, filter.since);
   if (filter.until !== undefined) c.add((p) => `created_at < ${p}`, filter.until);
@@ -127,6 +128,8 @@ const GROUP_EXPRESSIONS: Record<UsageGrouping, string> = {
   key: 'key_id',
   model: 'model',
   provider: 'provider',
+  endpoint: 'endpoint',
+  session: 'session_id',
   day: `(created_at / ${24 * HOUR_MS}) * ${24 * HOUR_MS}`,
   hour: `(created_at / ${HOUR_MS}) * ${HOUR_MS}`,
 };

@@ -127,6 +127,7 @@ export interface UsageRow {
   error_message: string | null;
   duration_ms: number | null;
   first_token_ms: number | null;
+  session_id: string | null;
 }
 
 const attemptsJson = (attempts: readonly Attempt[]) =>
@@ -157,6 +158,7 @@ const USAGE_VALUES = {
   error_message: (u) => u.errorMessage ?? null,
   duration_ms: (u) => u.durationMs ?? null,
   first_token_ms: (u) => u.firstTokenMs ?? null,
+  session_id: (u) => u.sessionId ?? null,
 } satisfies Record<keyof UsageRow, (usage: UsageRecord) => unknown>;
 
 /** The usage_records columns in insert order. */
@@ -198,6 +200,7 @@ export function usageRecordOf(row: UsageRow): UsageRecord {
     errorMessage: row.error_message,
     durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
     firstTokenMs: row.first_token_ms === null ? null : Number(row.first_token_ms),
+    sessionId: row.session_id ?? null,
   };
 }
 

@@ -140,7 +140,10 @@ export interface Attempt {
 export type UsageSource = 'upstream' | 'estimated' | 'none';
 
 /** The client API a request came through (a usage row's `endpoint`). */
-export type UsageEndpoint = 'chat' | 'embeddings';
+export type UsageEndpoint = 'chat' | 'embeddings' | 'messages' | 'responses';
+
+/** Every client API a usage row may name, for filters and checks. */
+export const USAGE_ENDPOINTS: readonly UsageEndpoint[] = ['chat', 'embeddings', 'messages', 'responses'];
 
 export interface UsageRecord {
   readonly requestId: string;
@@ -172,6 +175,11 @@ export interface UsageRecord {
   readonly durationMs: number | null;
   /** From the request's arrival to the first streamed chunk sent to the client; null: not a stream. */
   readonly firstTokenMs: number | null;
+  /**
+   * The agent session the client named (Claude Code's `x-claude-code-session-id`, Codex's `session-id`),
+   * at most 200 characters; null: none (and on rows written before it was recorded).
+   */
+  readonly sessionId: string | null;
 }
 
 export interface HoldPlacement {
@@ -344,6 +352,7 @@ export interface UsageFilter {
   readonly provider?: string;
   readonly status?: StatusFilter;
   readonly endpoint?: UsageEndpoint;
+  readonly sessionId?: string;
   readonly requestId?: string;
   readonly since?: number;
   readonly until?: number;
@@ -361,9 +370,9 @@ export interface SequencedUsage {
   readonly record: UsageRecord;
 }
 
-export type UsageGrouping = 'key' | 'model' | 'provider' | 'day' | 'hour';
+export type UsageGrouping = 'key' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
 
-/** The totals of one group: `group` is the key id, model or provider, or the period's start (epoch ms). */
+/** The totals of one group: `group` is the key id, model, provider, client API or session, or the period's start (epoch ms). */
 export interface UsageTotals {
   readonly group: string | number | null;
   readonly requests: number;

@@ -1,5 +1,5 @@
-// The outcome fields of a usage row (client API, error, latency, time to first token), read from a
-// request's trace — the same for a row written with a settlement and for one written without money.
+// The outcome fields of a usage row (client API, agent session, error, latency, time to first token),
+// read from a request's trace — the same for a row written with a settlement and for one written without money.
 import type { LimitName } from '../limits/rate-limiter.js';
 import type { UsageEndpoint, UsageRecord } from '../storage/types.js';
 
@@ -11,14 +11,18 @@ const MAX_ERROR_MESSAGE = 1_000;
 /** A model id the client named that the config does not know: kept for the operator, cut to a sane size. */
 const MAX_REQUESTED_MODEL = 200;
 
-type OutcomeFields = Pick<UsageRecord, 'endpoint' | 'errorCode' | 'errorMessage' | 'durationMs' | 'firstTokenMs'>;
+type OutcomeFields = Pick<UsageRecord, 'endpoint' | 'sessionId' | 'errorCode' | 'errorMessage' | 'durationMs' | 'firstTokenMs'>;
 
-/** The client API endpoints, as metrics labels (any other /v1 path: 'other'). */
-export type Endpoint = 'chat_completions' | 'embeddings' | 'models' | 'key' | 'other';
+/**
+ * The client API endpoints, as metrics labels (any other /v1 path: 'other'). Never the session id: a
+ * label's values must be bounded, and a client names as many sessions as it likes.
+ */
+export type Endpoint = 'chat_completions' | 'embeddings' | 'messages' | 'responses' | 'models' | 'key' | 'other';
 
-/** A request's client API and arrival (performance.now()). */
+/** A request's client API, agent session (http/session-id.ts) and arrival (performance.now()). */
 export interface RequestTiming {
   readonly endpoint: UsageEndpoint | undefined;
+  readonly sessionId: string | null;
   readonly startedAt: number;
 }
 
@@ -32,6 +36,7 @@ export function outcomeFields(timing: RequestTiming, status: number, failure: Ro
   const error = failure ?? (status === 499 ? { code: CLIENT_GONE_CODE, message: 'The client disconnected before its answer was complete.' } : undefined);
   return {
     endpoint: timing.endpoint ?? null,
+    sessionId: timing.sessionId,
     errorCode: error?.code ?? null,
     errorMessage: error ? error.message.slice(0, MAX_ERROR_MESSAGE) : null,
     durationMs: Math.round(performance.now() - timing.startedAt),
@@ -79,6 +84,8 @@ export interface RequestOutcome {
   readonly metricsLabel: Endpoint | undefined;
   /** The usage row's endpoint, for a model call; undefined for every other route. */
   readonly endpoint: UsageEndpoint | undefined;
+  /** The agent session the client named (http/session-id.ts); null: none. */
+  readonly sessionId: string | null;
   readonly keyId: string | undefined;
   /** The `model` of the body, as sent (anything, or undefined). */
   readonly requestedModel: unknown;

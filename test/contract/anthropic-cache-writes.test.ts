@@ -8,6 +8,7 @@ import { priceUsage, type PriceRates } from '../../src/billing/pricing.js';
 import { AnthropicChatStreamTranslator } from '../../src/providers/anthropic/stream.js';
 import { testAnthropicProvider, testTarget } from '../support/provider-fixture.js';
 import { everyOffset, replayStream } from './replay.js';
+import { countsOf } from '../support/token-counts.js';
 
 const TARGET = testTarget({ provider: testAnthropicProvider(), upstreamModel: 'claude-x', clientModel: 'claude-client', maxOutputTokens: 64_000 });
 const BYTES = readFileSync(new URL('../fixtures/upstream/anthropic-docs/cache-write-mixed-ttl.sse', import.meta.url));
@@ -24,7 +25,7 @@ const SONNET: PriceRates = {
 
 test('reads cache writes by lifetime and bills each at its own price', () => {
   const run = replay();
-  assert.deepEqual(run.usage?.tokens, { input: 21 + 1000 + 3000, cachedInput: 1000, output: 12, reasoning: 0, cacheWrite: 3000, cacheWrite1h: 1000 });
+  assert.deepEqual(countsOf(run.usage?.tokens), { input: 21 + 1000 + 3000, cachedInput: 1000, output: 12, reasoning: 0, cacheWrite: 3000, cacheWrite1h: 1000 });
   assert.deepEqual(run.usage?.openai.prompt_tokens_details, { cached_tokens: 1000, cache_write_tokens: 3000 });
   // 21 × $3 + 1000 × $0.30 + 2000 × $3.75 + 1000 × $6 + 12 × $15, per 1M tokens = $0.014043
   assert.equal(priceUsage(SONNET, run.usage!.tokens), 14_043_000);

@@ -29,6 +29,7 @@ import {
   type Replay,
   type TranslatorFactory,
 } from './replay.js';
+import { countsOf } from '../support/token-counts.js';
 
 const UPSTREAM = new URL('../fixtures/upstream/', import.meta.url);
 
@@ -455,7 +456,7 @@ for (const c of STREAM_CASES) {
     });
 
     void test('reports the recorded usage as canonical tokens, normalised for the client', () => {
-      assert.deepEqual(whole.usage?.tokens ?? null, c.usage);
+      assert.deepEqual(countsOf(whole.usage?.tokens) ?? null, c.usage);
       if (c.clientUsage === null) {
         assert.equal(whole.usage, null);
         return;
@@ -617,7 +618,7 @@ void describe('replaying openai/openai-text.chunks.txt with hostile framing', ()
   void test('a recording that stops without [DONE] keeps its usage but is not marked finished', () => {
     const r = replayStream(framesFromChunksFile(file, { done: false }));
     assert.equal(r.finished, false);
-    assert.deepEqual(r.usage?.tokens, { input: 16, cachedInput: 0, output: 300, reasoning: 0 });
+    assert.deepEqual(countsOf(r.usage?.tokens), { input: 16, cachedInput: 0, output: 300, reasoning: 0 });
     assert.equal(r.chunks.length, 302);
   });
 });
@@ -648,7 +649,7 @@ void describe('parsing OpenAI-family non-stream bodies', () => {
     const recordedContent = completionChoices(raw)[0]?.message?.content;
     const parsed = parseOpenAIChatResponse(raw, TARGET);
     // usage: prompt_tokens 16, completion_tokens 363, total 379, cached 0, reasoning 0
-    assert.deepEqual(parsed.usage?.tokens, { input: 16, cachedInput: 0, output: 363, reasoning: 0 });
+    assert.deepEqual(countsOf(parsed.usage?.tokens), { input: 16, cachedInput: 0, output: 363, reasoning: 0 });
     assert.equal(parsed.usage?.openai.completion_tokens, 363);
     assert.equal(parsed.usage?.openai.total_tokens, 379);
     assert.equal(parsed.body.model, CLIENT_MODEL);
@@ -662,7 +663,7 @@ void describe('parsing OpenAI-family non-stream bodies', () => {
   void test('openai-compatible/xai-tool-call.json counts reasoning outside completion_tokens as output (588 − 307 = 281)', () => {
     const parsed = parseOpenAIChatResponse(readJson('openai-compatible/xai-tool-call.json'), TARGET);
     // usage: prompt 307 (cached 244), completion_tokens 26, reasoning_tokens 255, total_tokens 588; 26 + 255 = 281
-    assert.deepEqual(parsed.usage?.tokens, { input: 307, cachedInput: 244, output: 281, reasoning: 255 });
+    assert.deepEqual(countsOf(parsed.usage?.tokens), { input: 307, cachedInput: 244, output: 281, reasoning: 255 });
     assert.equal(parsed.usage?.openai.prompt_tokens, 307);
     assert.equal(parsed.usage?.openai.completion_tokens, 281);
     assert.equal(parsed.usage?.openai.total_tokens, 588);
@@ -687,7 +688,7 @@ void describe('parsing OpenAI-family non-stream bodies', () => {
     const recorded = structuredClone(raw.data);
     const parsed = parseOpenAIEmbeddingResponse(raw, { model: CLIENT_MODEL, input: ['a', 'b'] }, TARGET);
     // usage: prompt_tokens 12, total_tokens 12
-    assert.deepEqual(parsed.usage?.tokens, { input: 12, cachedInput: 0, output: 0, reasoning: 0 });
+    assert.deepEqual(countsOf(parsed.usage?.tokens), { input: 12, cachedInput: 0, output: 0, reasoning: 0 });
     assert.deepEqual(parsed.usage?.openai, { prompt_tokens: 12, total_tokens: 12 });
     assert.equal(parsed.body.model, CLIENT_MODEL);
     assert.deepEqual(parsed.body.data, recorded);
@@ -751,7 +752,7 @@ void describe('replaying openai/azure-model-router.1.chunks.txt through the azur
     assert.equal(whole.chunks.length, 6); // the prelude (line 1) and the usage chunk (line 8) are not relayed
     assert.deepEqual(violations(whole), []);
     assert.equal(joinDeltas(whole.chunks, 'content'), 'Capital of Denmark.');
-    assert.deepEqual(whole.usage?.tokens, { input: 15, cachedInput: 0, output: 78, reasoning: 64 }); // line 8
+    assert.deepEqual(countsOf(whole.usage?.tokens), { input: 15, cachedInput: 0, output: 78, reasoning: 64 }); // line 8
     assert.equal(whole.id, 'chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt');
     assert.equal(whole.created, 1762317021);
     assert.equal(whole.finished, true);

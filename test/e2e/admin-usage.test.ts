@@ -43,8 +43,8 @@ for (const dialect of await adminDialects()) {
       assert.equal(all.length, 9);
       assert.deepEqual(Object.keys(all[0]).sort(), [
         'attempts', 'cache_write_tokens', 'cached_input_tokens', 'cost', 'duration_ms', 'endpoint', 'error_code', 'error_message', 'first_token_ms',
-        'input_tokens', 'key_id', 'model', 'output_tokens', 'provider', 'reasoning_tokens', 'request_id', 'status', 'time', 'upstream_model',
-        'usage_source',
+        'input_tokens', 'key_id', 'model', 'output_tokens', 'provider', 'reasoning_tokens', 'request_id', 'session_id', 'status', 'time',
+        'upstream_model', 'usage_source',
       ]);
       const times = all.map((r) => Date.parse(r.time));
       assert.ok(times.every((t, i) => i === 0 || t <= times[i - 1]!), 'newest first (the calls ran one after another)');
@@ -115,6 +115,7 @@ for (const dialect of await adminDialects()) {
             error_message: record.error_message || null,
             duration_ms: record.duration_ms ? Number(record.duration_ms) : null,
             first_token_ms: record.first_token_ms ? Number(record.first_token_ms) : null,
+            session_id: record.session_id || null,
           },
           row,
         );

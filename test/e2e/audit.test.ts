@@ -117,7 +117,7 @@ describe('audit on PostgreSQL', { skip: pgSkip }, () => {
       await store.keys.create({ id: 'key_pg', name: 'pg', prefix: 'tg-x', secretHash: 'h', allowedModels: '*', initialBalance: 1_000_000, topupRequestId: 'topup-1', now });
       const budget = { limit: null, periodStart: 0 };
       await store.ledger.placeHold({ requestId: 'r1', keyId: 'key_pg', amount: 5000, now, expiresAt: now + 60_000, budget });
-      const usage = { requestId: 'r1', time: now, keyId: 'key_pg', model: 'm', provider: 'p', upstreamModel: 'u', status: 200, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0, cost: 3000, usageSource: 'upstream' as const, attempts: [], endpoint: null, errorCode: null, errorMessage: null, durationMs: null, firstTokenMs: null };
+      const usage = { requestId: 'r1', time: now, keyId: 'key_pg', model: 'm', provider: 'p', upstreamModel: 'u', status: 200, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0, cost: 3000, usageSource: 'upstream' as const, attempts: [], endpoint: null, errorCode: null, errorMessage: null, durationMs: null, firstTokenMs: null, sessionId: null };
       await store.ledger.settle({ requestId: 'r1', cost: 3000, usage, now, budget });
       assert.deepEqual(await store.ledger.findViolations({ keyId: undefined, staleBefore: now }), []);
       const pg = await import('pg');

@@ -72,7 +72,9 @@ describe('dashboard: the key holder', { skip }, () => {
     const models: Json[] = (await call(gw, 'GET', '/models', { key: key.key })).json.data;
     const rows = await page.locator('table.models tbody tr').allTextContents();
     assert.deepEqual(rows.length, models.length, 'one row per model the key may call');
-    assert.ok(rows[0]!.startsWith('gpt-test') && !rows.some((r) => r.startsWith('gpt-locked')), 'only the allowed models');
+    assert.ok(!rows.some((r) => r.startsWith('gpt-locked')), 'only the allowed models');
+    // In id order, each with its kind (the list's model_type).
+    assert.ok(rows[0]!.startsWith('embed-testembedding') && rows[1]!.startsWith('gpt-testchat'), rows.join(' | '));
     // The key is revoked while the tab is open: the next load signs out and says why.
     assert.equal((await gw.cli(['keys', 'revoke', key.id])).code, 0);
     watched.expect(401, /\/v1\//);

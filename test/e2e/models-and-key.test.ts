@@ -2,6 +2,7 @@
 // with raw fetch (to see bytes and headers) and the openai SDK.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Anthropic, { NotFoundError as AnthropicNotFoundError } from '@anthropic-ai/sdk';
 import { NotFoundError } from 'openai';
 import type { CreatedKey } from '../support/gateway-process.js';
 import { assertMatchesSchema } from '../support/openapi.js';
@@ -10,7 +11,7 @@ import { assertLedgerSettled, UsageExpectations } from '../support/ledger-check.
 import { chatCostNano, embeddingCostNano, usdToNano } from '../support/money.js';
 
 const ALL_MODELS = ['embed-test', 'gpt-locked', 'gpt-reasoning', 'gpt-test'];
-const ENTRY_KEYS = ['context_window', 'created', 'id', 'max_output_tokens', 'object', 'owned_by', 'pricing', 'type'];
+const ENTRY_KEYS = ['context_window', 'created', 'created_at', 'display_name', 'id', 'max_output_tokens', 'model_type', 'object', 'owned_by', 'pricing', 'type'];
 
 describe('models and key endpoints', () => {
   let e: E2E;
@@ -35,7 +36,8 @@ describe('models and key endpoints', () => {
     assert.ok(res.headers.get('x-request-id'));
     assertMatchesSchema('ListModelsResponse', res.json);
     assert.equal(res.json.object, 'list');
-    assert.deepEqual(res.json.data.map((m: Json) => m.id).sort(), ['embed-test', 'gpt-test']);
+    assert.deepEqual(res.json.data.map((m: Json) => m.id), ['embed-test', 'gpt-test'], 'in id order');
+    assert.deepEqual([res.json.has_more, res.json.first_id, res.json.last_id], [false, 'embed-test', 'gpt-test']);
     for (const entry of res.json.data as Json[]) {
       assertMatchesSchema('Model', entry);
       assert.deepEqual(Object.keys(entry).sort(), ENTRY_KEYS);
@@ -44,12 +46,15 @@ describe('models and key endpoints', () => {
       assert.equal(typeof entry.owned_by, 'string');
     }
     const chat = res.json.data.find((m: Json) => m.id === 'gpt-test');
-    assert.equal(chat.type, 'chat');
+    assert.equal(chat.type, 'model', "Anthropic's type: always model");
+    assert.equal(chat.model_type, 'chat');
+    assert.equal(chat.display_name, 'gpt-test');
+    assert.equal(chat.created_at, new Date(chat.created * 1000).toISOString(), 'created_at is created as RFC 3339');
     assert.equal(chat.context_window, 8000);
     assert.equal(chat.max_output_tokens, 1000);
     assert.deepEqual(chat.pricing, { input: 1, output: 2, cached_input: 0.5 });
     const embedding = res.json.data.find((m: Json) => m.id === 'embed-test');
-    assert.equal(embedding.type, 'embedding');
+    assert.equal(embedding.model_type, 'embedding');
     assert.equal(embedding.pricing.input, 0.1);
     assert.equal(embedding.pricing.output, undefined);
   });
@@ -70,6 +75,49 @@ describe('models and key endpoints', () => {
     assert.equal(model.id, 'gpt-test');
     assert.equal(model.object, 'model');
     await assert.rejects(client.models.retrieve('gpt-locked'), (error: unknown) => error instanceof NotFoundError && error.status === 404);
+  });
+
+  test('the Anthropic SDK lists the models page by page and retrieves one, with x-api-key or Bearer', async () => {
+    // Its base URL is the origin (it adds /v1 itself); apiKey goes in x-api-key, authToken in Authorization.
+    const byApiKey = new Anthropic({ apiKey: full.key, baseURL: e.gw.origin, maxRetries: 0 });
+    const byToken = new Anthropic({ authToken: full.key, apiKey: null, baseURL: e.gw.origin, maxRetries: 0 });
+    for (const client of [byApiKey, byToken]) {
+      const all: string[] = [];
+      for await (const model of client.models.list()) all.push(model.id);
+      assert.deepEqual(all, ALL_MODELS, 'the whole list, in id order');
+      // Pages of one: the SDK follows has_more / last_id with after_id until the end.
+      const paged: string[] = [];
+      for await (const model of client.models.list({ limit: 1 })) paged.push(model.id);
+      assert.deepEqual(paged, ALL_MODELS);
+      const page = await client.models.list({ limit: 2, after_id: 'embed-test' });
+      assert.deepEqual([page.data.map((m) => m.id), page.has_more, page.first_id, page.last_id], [['gpt-locked', 'gpt-reasoning'], true, 'gpt-locked', 'gpt-reasoning']);
+      const before = await client.models.list({ limit: 2, before_id: 'gpt-test' });
+      assert.deepEqual([before.data.map((m) => m.id), before.has_more], [['gpt-locked', 'gpt-reasoning'], true]);
+      const model = await client.models.retrieve('gpt-test');
+      assert.deepEqual([model.id, model.type, model.display_name, Number.isNaN(Date.parse(model.created_at))], ['gpt-test', 'model', 'gpt-test', false]);
+    }
+    const limitedClient = new Anthropic({ apiKey: limited.key, baseURL: e.gw.origin, maxRetries: 0 });
+    const visible: string[] = [];
+    for await (const model of limitedClient.models.list({ limit: 1 })) visible.push(model.id);
+    assert.deepEqual(visible, ['embed-test', 'gpt-test'], 'only the models the key may use');
+    await assert.rejects(limitedClient.models.retrieve('gpt-locked'), (error: unknown) => error instanceof AnthropicNotFoundError && error.status === 404);
+  });
+
+  test('GET /v1/models answers 200 with other query parameters (Anthropic’s ?beta=true); a bad page query is a 400 that names the parameter', async () => {
+    const withQuery = await call(e.gw, 'GET', '/models?beta=true&limit=1', { key: full.key });
+    assert.equal(withQuery.status, 200);
+    assert.deepEqual(withQuery.json.data.map((m: Json) => m.id), ['embed-test']);
+    for (const [query, param] of [
+      ['limit=0', 'limit'],
+      ['limit=1001', 'limit'],
+      ['limit=two', 'limit'],
+      ['after_id=', 'after_id'],
+      ['after_id=a&before_id=b', 'before_id'],
+    ] as const) {
+      const res = await call(e.gw, 'GET', `/models?${query}`, { key: full.key });
+      const error = assertErrorResponse(res, 400, 'invalid_request');
+      assert.equal(error.param, param, query);
+    }
   });
 
   test('GET /v1/models/{id} answers the same entry the list shows', async () => {

@@ -40,6 +40,7 @@ function row(requestId: string, keyId: string, time: number, overrides: Partial<
     errorMessage: null,
     durationMs: 250,
     firstTokenMs: 40,
+    sessionId: null,
     ...overrides,
   };
 }

@@ -56,6 +56,7 @@ function usageOf(requestId: string, cost: number): UsageRecord {
     errorMessage: null,
     durationMs: 10,
     firstTokenMs: null,
+    sessionId: null,
   };
 }
 

@@ -53,6 +53,7 @@ for (const dialect of await storeDialects()) {
     errorMessage: null,
     durationMs: 250,
     firstTokenMs: 40,
+    sessionId: null,
         ...overrides,
       };
     }

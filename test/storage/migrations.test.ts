@@ -47,7 +47,7 @@ async function checkUpgraded(store: Store, entryIds: () => Promise<number[]>): P
   const usage = {
     requestId: 'r-live', time: T0, keyId: 'key_a', model: 'm', provider: 'p', upstreamModel: 'u', status: 200,
     inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0, cost: 200, usageSource: 'upstream' as const, attempts: [],
-    endpoint: null, errorCode: null, errorMessage: null, durationMs: null, firstTokenMs: null,
+    endpoint: null, errorCode: null, errorMessage: null, durationMs: null, firstTokenMs: null, sessionId: null,
   };
   assert.deepEqual(await store.ledger.settle({ requestId: 'r-live', cost: 200, usage, now: T0 + 30, budget: { limit: null, periodStart: 0 } }), { outcome: 'captured', charged: 200 });
   assert.deepEqual(await store.ledger.renewHold({ requestId: 'r-gone', expiresAt: T0 + 900_000, now: T0 + 40, budget: { limit: null, periodStart: 0 } }), { outcome: 'readmitted' });

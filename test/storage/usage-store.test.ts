@@ -40,6 +40,7 @@ for (const dialect of await storeDialects()) {
     errorMessage: null,
     durationMs: 250,
     firstTokenMs: 40,
+    sessionId: null,
         ...overrides,
       };
     }
@@ -61,6 +62,7 @@ for (const dialect of await storeDialects()) {
           errorCode: 'client_disconnected',
           errorMessage: 'The client disconnected before its answer was complete.',
           firstTokenMs: null,
+          sessionId: null,
           endpoint: 'embeddings',
           attempts: [
             { provider: 'openai-main', status: 503, durationMs: 12 },
@@ -105,6 +107,7 @@ for (const dialect of await storeDialects()) {
           errorCode: 'model_not_found',
           errorMessage: 'The model does not exist or you do not have access to it.',
           firstTokenMs: null,
+          sessionId: null,
         });
         const invalid = { ...refused, requestId: 'invalid', time: T0 + 2, model: null, status: 400, errorCode: 'invalid_request' };
         await store.usage.recordOutcomes([refused, invalid]);

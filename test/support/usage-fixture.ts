@@ -23,6 +23,7 @@ export function testUsage(requestId: string, cost: number, overrides: Partial<Us
     errorMessage: null,
     durationMs: 250,
     firstTokenMs: 40,
+    sessionId: null,
     ...overrides,
   };
 }

@@ -1,8 +1,9 @@
-// Per-request usage rows (§2 shape): time, model, upstream, status (with the error code), latency,
-// tokens, cost. Used by the operator's usage page and key page, where each row opens the request's own
-// page (#/usage/<request id>), and by the key holder's recent requests. Absent fields read "—".
+// Per-request usage rows (§2 shape): time, client API, agent session, model, upstream, status (with the
+// error code), latency, tokens, cost. Used by the operator's usage, key and session pages, where each row
+// opens the request's own page (#/usage/<request id>) and its session opens the session's page
+// (#/sessions/<session id>), and by the key holder's recent requests. Absent fields read "—".
 import { count, ms, text, time, usd } from '../format.js';
-import { requestHref } from '../route.js';
+import { requestHref, sessionHref } from '../route.js';
 import type { UsageJson } from '../types.js';
 
 export interface UsageTableProps {
@@ -14,6 +15,17 @@ export interface UsageTableProps {
 }
 
 /** A click anywhere on a row opens its request; the time cell is the link a keyboard reaches. */
+/** A session id is long (a UUID): its start is enough to tell sessions apart in a table; the title has it all. */
+function SessionCell({ id, link }: { id: string | null; link: boolean }) {
+  if (id === null) return <td>—</td>;
+  const short = id.length > 8 ? `${id.slice(0, 8)}…` : id;
+  return (
+    <td title={id} data-session={id}>
+      {link ? <a href={sessionHref(id)}>{short}</a> : short}
+    </td>
+  );
+}
+
 function openRow(event: MouseEvent, requestId: string): void {
   if (!(event.target as Element).closest('a')) location.hash = requestHref(requestId);
 }
@@ -27,6 +39,8 @@ export function UsageTable({ rows, showKey = false, keyNames = {}, linkRows = fa
           <tr>
             <th>Time</th>
             {showKey && <th>Key</th>}
+            <th>API</th>
+            <th>Session</th>
             <th>Model</th>
             <th>Upstream</th>
             <th class="num">Status</th>
@@ -50,6 +64,8 @@ export function UsageTable({ rows, showKey = false, keyNames = {}, linkRows = fa
             >
               <td>{linkRows ? <a href={requestHref(r.request_id)}>{time(r.time)}</a> : time(r.time)}</td>
               {showKey && <td title={r.key_id}>{keyNames[r.key_id] ?? r.key_id}</td>}
+              <td>{text(r.endpoint)}</td>
+              <SessionCell id={r.session_id} link={linkRows} />
               <td>{text(r.model)}</td>
               <td>
                 {text(r.provider)}

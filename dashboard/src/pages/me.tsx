@@ -125,7 +125,7 @@ export function MePage({ token }: { token: string }) {
             {models.map((m) => (
               <tr key={m.id}>
                 <td>{m.id}</td>
-                <td>{m.type}</td>
+                <td>{m.model_type}</td>
                 <td class="num">{usd(m.pricing.input)}</td>
                 <td class="num">{m.pricing.output === undefined ? '—' : usd(m.pricing.output)}</td>
                 <td class="num">{m.pricing.cached_input === undefined ? '—' : usd(m.pricing.cached_input)}</td>

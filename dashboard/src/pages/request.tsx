@@ -6,7 +6,7 @@ import type { ComponentChildren } from 'preact';
 import { getJson } from '../api.js';
 import { count, ms, text, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
-import { keyHref } from '../route.js';
+import { keyHref, sessionHref } from '../route.js';
 import type { KeyJson, UsageJson } from '../types.js';
 import { findUsageRow } from '../usage-api.js';
 
@@ -78,6 +78,9 @@ function RequestDetail({ row: r, keyObject }: { row: UsageJson; keyObject: KeyJs
         </Fact>
         <Fact name="endpoint" label="Endpoint">
           {text(r.endpoint)}
+        </Fact>
+        <Fact name="session" label="Agent session">
+          {r.session_id === null ? '—' : <a href={sessionHref(r.session_id)}>{r.session_id}</a>}
         </Fact>
         <Fact name="model" label="Model">
           {text(r.model)}

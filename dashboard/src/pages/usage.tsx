@@ -1,5 +1,5 @@
-// The operator's usage table: every request, filtered by key, model, provider, status (a class — 2xx,
-// errors, 4xx, 5xx — or one code) and time, paged with the API's cursors, each row opening the request's
+// The operator's usage table: every request, filtered by key, model, provider, client API, agent
+// session, status (a class — 2xx, errors, 4xx, 5xx — or one code) and time, paged with the API's cursors, each row opening the request's
 // own page, and downloadable as CSV (GET /admin/v1/usage.csv with the same filters; the token goes in
 // the Authorization header, never in the URL).
 import { useState } from 'preact/hooks';
@@ -14,7 +14,7 @@ import { listAllKeys } from '../keys-api.js';
 import { totals } from '../summary.js';
 import type { UsageTotalsJson } from '../types.js';
 import { listUsage } from '../usage-api.js';
-import { EMPTY_FILTERS, STATUS_CHOICES, queryOf, rememberView, rememberedView, type Filters, type UsageView } from '../usage-filters.js';
+import { EMPTY_FILTERS, ENDPOINT_CHOICES, STATUS_CHOICES, queryOf, rememberView, rememberedView, type Filters, type UsageView } from '../usage-filters.js';
 
 const PAGE_SIZE = 50;
 
@@ -73,6 +73,15 @@ export function UsagePage({ token }: { token: string }) {
         </label>
         {input('model', 'Model')}
         {input('provider', 'Provider')}
+        <label>
+          <span class="hint">API</span>
+          <select name="endpoint" value={draft.endpoint} onChange={(e) => setDraft({ ...draft, endpoint: (e.target as HTMLSelectElement).value })}>
+            {ENDPOINT_CHOICES.map((c) => (
+              <option value={c.value}>{c.label}</option>
+            ))}
+          </select>
+        </label>
+        {input('session_id', 'Session')}
         <label>
           <span class="hint">Status</span>
           <select name="status" value={draft.status} onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>

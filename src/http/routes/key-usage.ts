@@ -11,6 +11,7 @@ const filters = {
   provider: z.string().optional(),
   status: z.string().optional(),
   endpoint: z.string().optional(),
+  session_id: z.string().optional(),
   request_id: z.string().optional(),
   since: z.string().optional(),
   until: z.string().optional(),
@@ -24,6 +25,6 @@ export function registerKeyUsageRoutes(app: FastifyInstance, store: Store): void
   });
 
   app.get('/key/usage/summary', async function ownUsageSummary(request) {
-    return summarizeUsage(store, { ...readInput(summaryQuery, request.query), key_id: request.apiKey!.id }, ['day', 'hour', 'model']);
+    return summarizeUsage(store, { ...readInput(summaryQuery, request.query), key_id: request.apiKey!.id }, ['day', 'hour', 'model', 'endpoint', 'session']);
   });
 }

@@ -5,12 +5,13 @@
 // no longer cover it), `stopReason` says why and the running upstream attempt is stopped.
 import type { HoldSizing } from '../../billing/insufficient-balance.js';
 import type { Nano } from '../../billing/money.js';
-import { priceUsage, type TokenUsage } from '../../billing/pricing.js';
+import { priceUsage, type PriceRates, type TokenUsage } from '../../billing/pricing.js';
 import { refusalError } from '../../billing/refusal-error.js';
 import type { ModelConfig } from '../../config/types.js';
 import type { GatewayError } from '../../errors.js';
 import { NO_OP_TICKET } from '../../limits/admission.js';
 import type { RateTicket } from '../../limits/rate-limiter.js';
+import { servedModelRates, type ServedModelRates } from '../../routing/served-model.js';
 import type { Attempt, UsageRecord } from '../../storage/types.js';
 import { outcomeFields } from '../../telemetry/request-outcome.js';
 import type { AttemptStopper } from '../../upstream/attempt-signal.js';
@@ -55,6 +56,7 @@ export class Reservation implements AttemptStopper {
     private readonly model: ModelConfig,
     readonly sizing: HoldSizing,
     private readonly rate: RateTicket,
+    private readonly servedRates: ServedModelRates,
   ) {
     this.held = sizing.hold;
     const everyMs = (deps.config.billing.holdTtlSeconds * 1000) / 3;
@@ -69,7 +71,14 @@ export class Reservation implements AttemptStopper {
    * Admits the request (atomically, balance and budget) or throws 402 / 401 / 503. A refused request
    * counts for nothing against the rate limits that had admitted it (`rate` is cancelled).
    */
-  static async open(deps: PipelineDeps, client: ClientRequest, model: ModelConfig, sizing: HoldSizing, rate: RateTicket = NO_OP_TICKET): Promise<Reservation> {
+  static async open(
+    deps: PipelineDeps,
+    client: ClientRequest,
+    model: ModelConfig,
+    sizing: HoldSizing,
+    rate: RateTicket = NO_OP_TICKET,
+    servedRates: ServedModelRates = servedModelRates(deps.config),
+  ): Promise<Reservation> {
     let admission;
     try {
       admission = await deps.ledger.hold(client.key, client.requestId, sizing.hold);
@@ -81,7 +90,7 @@ export class Reservation implements AttemptStopper {
       rate.cancel();
       throw refusalError(admission, sizing, client.key, deps.config.limits, Date.now());
     }
-    return new Reservation(deps, client, model, sizing, rate);
+    return new Reservation(deps, client, model, sizing, rate, servedRates);
   }
 
   get isClosed(): boolean {
@@ -121,13 +130,22 @@ export class Reservation implements AttemptStopper {
       await this.deps.ledger.release(this.client.requestId, record);
       return { settlement, cost: 0, record };
     }
-    const priced = priceUsage(this.model.rates, tokens);
+    const priced = priceUsage(this.ratesFor(draft, tokens), tokens);
     const cost = settlement.kind === 'estimate' ? Math.min(priced, this.held) : priced;
     const record = this.usageRecord(draft, settlement, tokens, cost);
     const result = await this.deps.ledger.settle(this.client.key, this.client.requestId, cost, record);
     // Less only when an expired hold could not be admitted again (late-capped).
     const charged = result !== 'failed' && result.outcome === 'late-capped' ? result.charged : cost;
     return { settlement, cost: charged, record: charged === cost ? record : { ...record, cost: charged } };
+  }
+
+  /**
+   * The model's prices, or those of the model the upstream says served the request when it is another
+   * one the config knows (an estimate has no answer to read: the requested model's).
+   */
+  private ratesFor(draft: UsageDraft, tokens: TokenUsage): PriceRates {
+    const served = tokens.modifiers?.servedModel;
+    return (served !== undefined ? this.servedRates(draft.provider, draft.upstreamModel, served) : undefined) ?? this.model.rates;
   }
 
   private async renewHold(): Promise<void> {

@@ -5,7 +5,7 @@ import { isJsonObject, type JsonObject } from '../../json-object.js';
 import { malformed, UpstreamFailureError, type ParsedResponse, type UpstreamTarget } from '../types.js';
 import { readAnthropicErrorObject, statusForErrorType } from './errors.js';
 import { JSON_RESPONSE_TOOL } from './tools.js';
-import { mergeUsageCounts, reportAnthropicUsage, type AnthropicUsageCounts } from './usage.js';
+import { mergeUsageCounts, noteServedModel, reportAnthropicUsage, type AnthropicUsageCounts } from './usage.js';
 
 /**
  * The convention's finish_reason for a stop_reason. `tool_use` is 'tool_calls' only when the client can
@@ -75,6 +75,7 @@ export function parseAnthropicChatResponse(json: unknown, target: UpstreamTarget
 
   const counts: AnthropicUsageCounts = {};
   mergeUsageCounts(counts, json.usage);
+  noteServedModel(counts, json.model);
   const usage = reportAnthropicUsage(counts, parts.reasoning.join(''));
   const body: JsonObject = {
     id: typeof json.id === 'string' ? json.id : '',

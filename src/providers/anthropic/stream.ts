@@ -8,7 +8,7 @@ import { parseStreamEvent, UpstreamFailureError, type ChatRequestBody, type Chat
 import { readAnthropicErrorObject, statusForErrorType } from './errors.js';
 import { mapStopReason, thinkingBlock } from './response.js';
 import { JSON_RESPONSE_TOOL } from './tools.js';
-import { mergeUsageCounts, reportAnthropicUsage, type AnthropicUsageCounts } from './usage.js';
+import { mergeUsageCounts, noteServedModel, reportAnthropicUsage, type AnthropicUsageCounts } from './usage.js';
 
 type Block =
   | { kind: 'text' }
@@ -98,6 +98,7 @@ export class AnthropicChatStreamTranslator implements ChatStreamTranslator {
     if (isJsonObject(message)) {
       if (typeof message.id === 'string') this.chunks.id = message.id;
       mergeUsageCounts(this.counts, message.usage);
+      noteServedModel(this.counts, message.model);
     }
     return this.chunks.chunk({ role: 'assistant', content: '' });
   }

@@ -4,7 +4,8 @@ import { malformed, UpstreamFailureError, type EmbeddingRequestBody, type Parsed
 import { floatsToBase64 } from '../float-base64.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseCompletionChoice, normaliseEnvelope } from './normalize.js';
-import { readOpenAIUsage } from './usage.js';
+import { withModifiers, type ModifierReport } from '../usage-report.js';
+import { mergeOpenAIModifiers, readOpenAIUsage } from './usage.js';
 
 export function parseOpenAIChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse {
   if (!isJsonObject(json)) throw malformed('chat completion');
@@ -12,9 +13,12 @@ export function parseOpenAIChatResponse(json: unknown, target: UpstreamTarget): 
     if (json.error !== undefined) throw new UpstreamFailureError(readOpenAIErrorObject(json.error, 502));
     throw malformed('chat completion');
   }
+  const served: { modifiers?: ModifierReport } = {};
+  mergeOpenAIModifiers(served, json);
   normaliseEnvelope(json, target.clientModel);
   for (const choice of json.choices) if (isJsonObject(choice)) normaliseCompletionChoice(choice);
-  return { body: json, usage: readOpenAIUsage(json.usage) };
+  const usage = readOpenAIUsage(json.usage);
+  return { body: json, usage: usage && withModifiers(usage, served.modifiers) };
 }
 
 export function parseOpenAIEmbeddingResponse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse {

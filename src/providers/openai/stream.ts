@@ -6,7 +6,8 @@ import type { SseEvent } from '../framing/sse.js';
 import { parseStreamEvent, UpstreamFailureError, type ChatStreamTranslator, type JsonObject, type ReportedUsage, type UpstreamTarget } from '../types.js';
 import { readOpenAIErrorObject } from './errors.js';
 import { normaliseEnvelope, ToolCallIndexer } from './normalize.js';
-import { readOpenAIUsage } from './usage.js';
+import { withModifiers, type ModifierReport } from '../usage-report.js';
+import { mergeOpenAIModifiers, readOpenAIUsage } from './usage.js';
 
 export class OpenAIChatStreamTranslator implements ChatStreamTranslator {
   finished = false;
@@ -14,6 +15,8 @@ export class OpenAIChatStreamTranslator implements ChatStreamTranslator {
   id = '';
   created = 0;
   private readonly toolCalls = new ToolCallIndexer();
+  /** The service tier and model the chunks reported so far (the last report wins). */
+  private readonly served: { modifiers?: ModifierReport } = {};
 
   constructor(private readonly target: UpstreamTarget) {}
 
@@ -27,8 +30,10 @@ export class OpenAIChatStreamTranslator implements ChatStreamTranslator {
     // Azure's prelude chunk has id "" and created 0: keep the real ones for the final chunk.
     if (typeof chunk.id === 'string' && chunk.id !== '') this.id = chunk.id;
     if (typeof chunk.created === 'number' && chunk.created > 0) this.created = chunk.created;
+    mergeOpenAIModifiers(this.served, chunk);
     if (chunk.usage !== undefined && chunk.usage !== null) {
-      this.usage = readOpenAIUsage(chunk.usage) ?? this.usage;
+      const usage = readOpenAIUsage(chunk.usage);
+      if (usage) this.usage = withModifiers(usage, this.served.modifiers);
       chunk.usage = null;
     }
     const choices = chunk.choices;

@@ -1,6 +1,7 @@
 // Reads OpenAI-style `usage` objects (OpenAI, Azure, DeepSeek, Mistral, Groq, xAI, vLLM) into billable counts.
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { ReportedUsage } from '../types.js';
+import type { ModifierReport } from '../usage-report.js';
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
@@ -29,4 +30,15 @@ export function readOpenAIUsage(raw: unknown): ReportedUsage | null {
   const cachedInput = Math.min(cached, prompt);
   const tokens = { input: prompt, cachedInput, output, reasoning };
   return { tokens: !cacheWrite ? tokens : { ...tokens, cacheWrite: Math.min(cacheWrite, prompt - cachedInput) }, openai };
+}
+
+/**
+ * The price modifiers an OpenAI-style answer reports on its envelope (a chat completion, a stream chunk,
+ * a Responses `response` object), over what `holder.modifiers` holds: `service_tier` (`flex`, `priority`,
+ * `default`, ...) and the `model` that answered. Read before the envelope's model is replaced by the
+ * client's. An empty `model` (Azure's prelude chunk) is no report.
+ */
+export function mergeOpenAIModifiers(holder: { modifiers?: ModifierReport }, envelope: JsonObject): void {
+  if (typeof envelope.service_tier === 'string' && envelope.service_tier !== '') (holder.modifiers ??= {}).tier = envelope.service_tier;
+  if (typeof envelope.model === 'string' && envelope.model !== '') (holder.modifiers ??= {}).servedModel = envelope.model;
 }

@@ -37,6 +37,7 @@ const USAGE_COLUMN_TYPES: Record<(typeof USAGE_COLUMNS)[number], string> = {
   error_message: 'TEXT',
   duration_ms: 'INTEGER',
   first_token_ms: 'INTEGER',
+  session_id: 'TEXT',
 };
 
 /** Many rows in one statement (one round trip whatever their number); a request id already recorded is skipped. */

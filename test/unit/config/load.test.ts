@@ -509,7 +509,15 @@ describe('loadConfig', () => {
     assert.equal(local.basePath, '/v1');
     assert.equal(config.models.get('local-llama')!.upstreams[0]!.model, 'llama3.2');
     assert.equal(config.models.get('local-embed')!.upstreams[0]!.model, 'nomic-embed-text');
-    assert.deepEqual(config.models.get('o4-mini')!.rates, { input: 1_100_000_000n, output: 4_400_000_000n, cachedInput: 275_000_000n, cacheWrite: 1_100_000_000n, cacheWrite1h: 1_100_000_000n });
+    assert.deepEqual(config.models.get('o4-mini')!.rates, {
+      input: 1_100_000_000n,
+      output: 4_400_000_000n,
+      cachedInput: 275_000_000n,
+      cacheWrite: 1_100_000_000n,
+      cacheWrite1h: 1_100_000_000n,
+      tierMultipliers: new Map([['flex', 500_000_000n]]),
+    });
+    assert.deepEqual([...config.models.get('claude-sonnet')!.rates.perCall!], [['web_search', 10_000_000n]]);
     // A fresh install without any provider key: only the local models are offered.
     assert.deepEqual(
       config.disabledModels.map((d) => d.model),

@@ -1,4 +1,5 @@
-// price: cache_write, cache_write_1h, request and tiers in tollgate.yaml (product.md §13).
+// price: cache_write, cache_write_1h, request and tiers in tollgate.yaml (product.md §13), and the
+// modifiers read from a response: fast, geo_multipliers, tier_multipliers, per_call (product.md §14).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
@@ -78,5 +79,64 @@ describe('price: the prices of §13', () => {
 
   test('a fee or a tier price with more than 9 decimals is refused', () => {
     assert.match(problemsOf(base('{ input: 1, output: 2, request: 0.0000000001 }')).join('\n'), /price\.request: must be a decimal/);
+  });
+});
+
+describe('price: the modifiers of §14', () => {
+  test('reads fast, geo and tier multipliers and per-call fees into exact rates, and shows them in the model list', () => {
+    const yaml = base(`
+      input: 5
+      output: 25
+      fast: { input: 30, output: 150, cached_input: 3 }
+      geo_multipliers: { us: 1.1 }
+      tier_multipliers: { priority: 1.75, flex: "0.5" }
+      per_call: { web_search: 0.01, web_fetch: 0 }`);
+    const model = parseConfig(yaml, '/t.yaml', {}).models.get('m')!;
+    // fast is a price set of its own: cache writes default to its own input, as the base prices do.
+    assert.deepEqual(model.rates.fast, { input: 30_000_000_000n, output: 150_000_000_000n, cachedInput: 3_000_000_000n, cacheWrite: 30_000_000_000n, cacheWrite1h: 30_000_000_000n });
+    assert.deepEqual([...model.rates.geoMultipliers!], [['us', 1_100_000_000n]]);
+    assert.deepEqual([...model.rates.tierMultipliers!], [
+      ['priority', 1_750_000_000n],
+      ['flex', 500_000_000n],
+    ]);
+    assert.deepEqual([...model.rates.perCall!], [
+      ['web_search', 10_000_000n],
+      ['web_fetch', 0n],
+    ]);
+    assert.deepEqual(model.displayPrice, {
+      input: 5,
+      output: 25,
+      fast: { input: 30, output: 150, cached_input: 3 },
+      geo_multipliers: { us: 1.1 },
+      tier_multipliers: { priority: 1.75, flex: 0.5 },
+      per_call: { web_search: 0.01, web_fetch: 0 },
+    });
+  });
+
+  test('a model without modifiers has none in its rates', () => {
+    const rates = parseConfig(base('{ input: 1, output: 2 }'), '/t.yaml', {}).models.get('m')!.rates;
+    assert.deepEqual(Object.keys(rates).sort(), ['cacheWrite', 'cacheWrite1h', 'cachedInput', 'input', 'output']);
+  });
+
+  test('a multiplier must be above 0 and at most 1000 with at most 9 decimals; a fee exact to 9 decimals; each named by its path', () => {
+    const problems = problemsOf(
+      base(`{ input: 1, output: 2, geo_multipliers: { us: 0, eu: 1001 }, tier_multipliers: { flex: 0.0000000001 }, per_call: { web_search: 0.0000000001 } }`),
+    );
+    const text = problems.join('\n');
+    assert.match(text, /models\.m\.price\.geo_multipliers\.us: must be a multiplier above 0 and at most 1000/);
+    assert.match(text, /models\.m\.price\.geo_multipliers\.eu: must be a multiplier/);
+    assert.match(text, /models\.m\.price\.tier_multipliers\.flex: must be a multiplier/);
+    // Not a number at all: the schema's own message (the file is read no further).
+    assert.match(problemsOf(base('{ input: 1, output: 2, tier_multipliers: { scale: "x" } }')).join('\n'), /models\.m\.price\.tier_multipliers\.scale: expected a decimal number/);
+    assert.match(problemsOf(base('{ input: 1, output: 2, per_call: { web_search: 0.0000000001 } }')).join('\n'), /models\.m\.price\.per_call\.web_search: must be a decimal with at most 9 decimal places \(USD per use\)/);
+  });
+
+  test('fast needs its output price and takes no tiers; embeddings take no modifiers', () => {
+    assert.match(problemsOf(base('{ input: 1, output: 2, fast: { input: 6 } }')).join('\n'), /price\.fast\.output/);
+    assert.match(problemsOf(base('{ input: 1, output: 2, fast: { input: 6, output: 12, tiers: [] } }')).join('\n'), /price\.fast/);
+    const problems = problemsOf(base('{ input: 1, fast: { input: 2, output: 2 }, geo_multipliers: { us: 1.1 }, tier_multipliers: { flex: 0.5 }, per_call: { web_search: 1 } }', 'embedding'));
+    for (const key of ['fast', 'geo_multipliers', 'tier_multipliers', 'per_call']) {
+      assert.ok(problems.some((p) => p.startsWith(`models.m.price.${key}: embedding models`)), key);
+    }
   });
 });

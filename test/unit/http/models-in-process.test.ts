@@ -60,6 +60,36 @@ describe('the models a key may use (in process)', () => {
     );
   });
 
+  test('GET /v1/models pages the models in id order as Anthropic pages its list; a cursor need not be a model the key sees', async () => {
+    const page = async (query: string) => {
+      const res = await gw.call('GET', `/models?${query}`, { key: limited });
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json<{ data: Array<{ id: string }>; has_more: boolean; first_id: string | null; last_id: string | null }>();
+      return [body.data.map((m) => m.id), body.has_more, body.first_id, body.last_id];
+    };
+    // The limited key sees embed-test and gpt-test; gpt-locked lies between them and is not revealed.
+    assert.deepEqual(await page('limit=1'), [['embed-test'], true, 'embed-test', 'embed-test']);
+    assert.deepEqual(await page('limit=1&after_id=embed-test'), [['gpt-test'], false, 'gpt-test', 'gpt-test']);
+    assert.deepEqual(await page('after_id=gpt-locked'), [['gpt-test'], false, 'gpt-test', 'gpt-test']);
+    assert.deepEqual(await page('before_id=gpt-locked'), [['embed-test'], false, 'embed-test', 'embed-test']);
+    assert.deepEqual(await page('limit=1&before_id=zzz'), [['gpt-test'], true, 'gpt-test', 'gpt-test']);
+    assert.deepEqual(await page('after_id=zzz'), [[], false, null, null]);
+    assert.deepEqual(await page('limit=1000'), [['embed-test', 'gpt-test'], false, 'embed-test', 'gpt-test']);
+  });
+
+  test('a bad page query is a 400 naming the parameter; a repeated one too', async () => {
+    for (const [query, param] of [
+      ['limit=-1', 'limit'],
+      ['limit=1.5', 'limit'],
+      ['limit=1&limit=2', 'limit'],
+      ['before_id=', 'before_id'],
+      ['after_id=a&after_id=b', 'after_id'],
+    ] as const) {
+      const res = await gw.call('GET', `/models?${query}`, { key: full });
+      assert.equal(assertErrorAnswer(res, 400, 'invalid_request').param, param, query);
+    }
+  });
+
   test('GET /v1/models/{id} answers the entry the list shows, for an id with a slash too', async () => {
     const list = (await gw.call('GET', '/models', { key: full })).json<ModelList>();
     for (const id of ['gpt-test', 'embed-test', 'meta-llama/Llama-3.1-8B-Instruct']) {

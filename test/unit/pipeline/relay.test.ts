@@ -125,6 +125,7 @@ async function runStream(body: string, sink: RecordingSink): Promise<FlowResult>
     clamp: false,
     headers: {},
     endpoint: 'chat',
+    sessionId: null,
     startedAt: performance.now(),
   };
   const request = { model: 'llama', messages: [{ role: 'user', content: 'Hi' }], stream: true, max_tokens: MAX_TOKENS } as ChatRequestBody;

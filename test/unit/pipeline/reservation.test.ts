@@ -75,6 +75,7 @@ async function openBill(): Promise<{ bill: Reservation; hold: number }> {
     clamp: false,
     headers: {},
     endpoint: 'chat',
+    sessionId: null,
     startedAt: performance.now(),
   };
   const route = resolveRoute(CONFIG, '*', 'llama', 'chat');

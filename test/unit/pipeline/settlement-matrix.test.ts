@@ -630,6 +630,7 @@ describe('the settlement matrix: what a request is charged, by how it ended', ()
           clamp: false,
           headers: {},
           endpoint: c.drive.request === 'embeddings' ? 'embeddings' : 'chat',
+          sessionId: null,
           startedAt: performance.now(),
         };
         const sink = new ClientSink(scene);

@@ -6,6 +6,7 @@ import { mapStopReason, parseAnthropicChatResponse } from '../../../src/provider
 import { UpstreamFailureError, type JsonObject, type UpstreamTarget } from '../../../src/providers/types.js';
 import { assertMatchesSchema } from '../../support/openapi.js';
 import { testAnthropicProvider, testTarget } from '../../support/provider-fixture.js';
+import { countsOf } from '../../support/token-counts.js';
 
 const TARGET: UpstreamTarget = testTarget({
   provider: testAnthropicProvider(),
@@ -129,7 +130,7 @@ describe('parseAnthropicChatResponse', () => {
       TARGET,
     );
     // Without the breakdown by lifetime, every write is a 5-minute one.
-    assert.deepEqual(usage?.tokens, { input: 1150, cachedInput: 1000, output: 7, reasoning: 0, cacheWrite: 50, cacheWrite1h: 0 });
+    assert.deepEqual(countsOf(usage?.tokens), { input: 1150, cachedInput: 1000, output: 7, reasoning: 0, cacheWrite: 50, cacheWrite1h: 0 });
     assert.deepEqual(body.usage, {
       prompt_tokens: 1150,
       completion_tokens: 7,

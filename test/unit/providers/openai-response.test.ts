@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseOpenAIChatResponse, parseOpenAIEmbeddingResponse } from '../../../src/providers/openai/response.js';
 import { UpstreamFailureError, type EmbeddingRequestBody, type JsonObject } from '../../../src/providers/types.js';
 import { testTarget } from '../../support/provider-fixture.js';
+import { countsOf } from '../../support/token-counts.js';
 
 const FIXTURES = new URL('../../fixtures/upstream/', import.meta.url);
 
@@ -35,7 +36,7 @@ describe('parseOpenAIChatResponse', () => {
 
   test('normalises xAI usage and keeps reasoning_content (recorded)', () => {
     const parsed = parseOpenAIChatResponse(fixture('openai-compatible/xai-tool-call.json'), TARGET);
-    assert.deepEqual(parsed.usage!.tokens, { input: 307, cachedInput: 244, output: 281, reasoning: 255 });
+    assert.deepEqual(countsOf(parsed.usage!.tokens), { input: 307, cachedInput: 244, output: 281, reasoning: 255 });
     const message = (parsed.body.choices as JsonObject[])[0]!.message as JsonObject;
     assert.equal(typeof message.reasoning_content, 'string');
   });

@@ -6,6 +6,7 @@ import { OpenAIChatStreamTranslator } from '../../../src/providers/openai/stream
 import { UpstreamFailureError, type JsonObject } from '../../../src/providers/types.js';
 import type { SseEvent } from '../../../src/providers/framing/sse.js';
 import { testCompatibleProvider, testTarget } from '../../support/provider-fixture.js';
+import { countsOf } from '../../support/token-counts.js';
 
 const FIXTURES = new URL('../../fixtures/upstream/', import.meta.url);
 
@@ -58,7 +59,7 @@ describe('OpenAIChatStreamTranslator: usage', () => {
     assert.notEqual(t.onEvent(ev(chunk({ content: 'Hi' }))), null);
     const usageChunk = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'm', choices: [], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } };
     assert.equal(t.onEvent(ev(usageChunk)), null);
-    assert.deepEqual(t.usage!.tokens, { input: 9, cachedInput: 0, output: 2, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 9, cachedInput: 0, output: 2, reasoning: 0 });
   });
 
   test('uses the last usage of running totals on every chunk, never a sum', () => {
@@ -70,7 +71,7 @@ describe('OpenAIChatStreamTranslator: usage', () => {
     ];
     const { t, relayed } = replay(events);
     assert.equal(relayed.length, 3);
-    assert.deepEqual(t.usage!.tokens, { input: 10, cachedInput: 0, output: 3, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 10, cachedInput: 0, output: 3, reasoning: 0 });
   });
 
   test('uses the last reported figure even when it is not the largest', () => {
@@ -78,7 +79,7 @@ describe('OpenAIChatStreamTranslator: usage', () => {
       ev(chunk({ content: 'a' }, { usage: { prompt_tokens: 12, completion_tokens: 9 } })),
       ev(chunk({ content: 'b' }, { usage: { prompt_tokens: 11, completion_tokens: 7 } })),
     ]);
-    assert.deepEqual(t.usage!.tokens, { input: 11, cachedInput: 0, output: 7, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 11, cachedInput: 0, output: 7, reasoning: 0 });
   });
 
   test('strips usage from every relayed chunk (the gateway sends the one usage chunk itself)', () => {
@@ -91,13 +92,13 @@ describe('OpenAIChatStreamTranslator: usage', () => {
     assert.equal(relayed.length, 2);
     assert.equal(relayed[1]!.usage ?? null, null);
     assert.equal((relayed[1]!.choices as JsonObject[])[0]!.finish_reason, 'tool_calls');
-    assert.deepEqual(t.usage!.tokens, { input: 124, cachedInput: 0, output: 22, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 124, cachedInput: 0, output: 22, reasoning: 0 });
     assert.equal(t.finished, false, 'the recording has no [DONE]');
   });
 
   test('captures usage on the finish chunk (DeepSeek reasoner, recorded)', () => {
     const { t, relayed } = replay(recordedEvents('openai-compatible/deepseek-reasoning.chunks.txt'));
-    assert.deepEqual(t.usage!.tokens, { input: 18, cachedInput: 0, output: 219, reasoning: 205 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 18, cachedInput: 0, output: 219, reasoning: 205 });
     const last = relayed.at(-1)!;
     assert.equal((last.choices as JsonObject[])[0]!.finish_reason, 'stop');
     assert.equal(last.usage ?? null, null);
@@ -107,12 +108,12 @@ describe('OpenAIChatStreamTranslator: usage', () => {
 
   test('captures usage on the finish chunk (Groq, recorded)', () => {
     const { t } = replay(recordedEvents('openai-compatible/groq-tool-call.chunks.txt'));
-    assert.deepEqual(t.usage!.tokens, { input: 210, cachedInput: 0, output: 15, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 210, cachedInput: 0, output: 15, reasoning: 0 });
   });
 
   test('reads xAI usage whose reasoning is outside completion_tokens (recorded)', () => {
     const { t } = replay(recordedEvents('openai-compatible/xai-tool-call.chunks.txt'));
-    assert.deepEqual(t.usage!.tokens, { input: 307, cachedInput: 306, output: 253, reasoning: 227 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 307, cachedInput: 306, output: 253, reasoning: 227 });
     assert.equal(t.usage!.openai.completion_tokens, 253);
   });
 
@@ -121,7 +122,7 @@ describe('OpenAIChatStreamTranslator: usage', () => {
       ev(chunk({ content: 'a' }, { usage: { prompt_tokens: 5, completion_tokens: 1 } })),
       ev(chunk({ content: 'b' }, { usage: { prompt_tokens: 'x' } })),
     ]);
-    assert.deepEqual(t.usage!.tokens, { input: 5, cachedInput: 0, output: 1, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 5, cachedInput: 0, output: 1, reasoning: 0 });
   });
 
   test('reports no usage when the upstream sent none', () => {
@@ -150,7 +151,7 @@ describe('OpenAIChatStreamTranslator: Azure', () => {
     assert.equal(relayed.map((c) => deltaOf(c).content ?? '').join(''), 'Capital of Denmark.');
     assert.equal(t.id, 'chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt');
     assert.equal(t.created, 1_762_317_021);
-    assert.deepEqual(t.usage!.tokens, { input: 15, cachedInput: 0, output: 78, reasoning: 64 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 15, cachedInput: 0, output: 78, reasoning: 64 });
   });
 
   test('does not let a prelude or usage chunk with id "" and created 0 overwrite id and created', () => {
@@ -161,7 +162,7 @@ describe('OpenAIChatStreamTranslator: Azure', () => {
     assert.equal(t.onEvent(ev({ ...prelude, prompt_filter_results: undefined, usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } })), null);
     assert.equal(t.id, 'chatcmpl-real');
     assert.equal(t.created, 1_762_000_000);
-    assert.deepEqual(t.usage!.tokens, { input: 3, cachedInput: 0, output: 4, reasoning: 0 });
+    assert.deepEqual(countsOf(t.usage!.tokens), { input: 3, cachedInput: 0, output: 4, reasoning: 0 });
   });
 
   test('keeps a non-null system_fingerprint', () => {

@@ -24,6 +24,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     10: '7f6979922c9f4f3f14c217377aefc1445ef93823b46062a2e61e9300cc74fe42',
     11: '7535e8df76e8f7b7eac7cf91fb5d05927829057445d166e6598de8c4d4a2861f',
     12: 'd26a172589bf1846c7c48f68bb9d2cf0b536c97284a8fd0e7605218fee801221',
+    13: '599388b062120912904fe620b9f8813a66f4c6a226f5096e5852e95e95c71d1b',
   },
   sqlite: {
     1: '6cd7b70ff49c1f5f3f680f40814dd3672d0e663598e42ae72bed489f76ae6029',
@@ -34,6 +35,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     6: 'bddcca601f45b2eb702b1b43008b8902d3b54ad0602c8f7844427e94c3268f22',
     7: 'fb66d3fe849bd65f79c9d9548104eecf167fac691bd1eb18dd06b560d4511d3d',
     8: '3d8b7c9f1ed3dd94f709f64fff9ca4e14f83894bdbac567052e3ef5411065cce',
+    9: '5ac92d7a53fdf90d8a4ef3913bae338bc696e778294659d74d75a378ce01d2ef',
   },
 };
 

@@ -48,6 +48,7 @@ export const usageFilterQuery = {
   provider: z.string().optional(),
   status: z.string().optional(),
   endpoint: z.string().optional(),
+  session_id: z.string().optional(),
   request_id: z.string().optional(),
   since: z.string().optional(),
   until: z.string().optional(),

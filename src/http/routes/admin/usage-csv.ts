@@ -30,6 +30,7 @@ export const USAGE_CSV_COLUMNS = [
   'error_message',
   'duration_ms',
   'first_token_ms',
+  'session_id',
 ] as const;
 
 /** An absent value is an empty field. */
@@ -58,6 +59,7 @@ function csvRecord(row: UsageRecord): string[] {
     field(row.errorMessage),
     field(row.durationMs),
     field(row.firstTokenMs),
+    field(row.sessionId),
   ];
 }
 
