@@ -76,8 +76,9 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
   } finally {
     stream.close();
   }
+  const knownInput = stream.client.knownInput ?? null;
   const facts: SettlementFacts = cut
-    ? { phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered }
+    ? { phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered, knownInput }
     : {
         phase: 'streamed',
         clientGone: client.signal.aborted,
@@ -88,6 +89,7 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
         sawFinish: stream.client.sawFinish,
         usage: stream.client.usage?.tokens ?? null,
         delivered: () => stream.client.delivered(),
+        knownInput,
       };
   const settlement = decideSettlement(facts, flow.hold.inputTokens);
   const charge = await flow.reservation.close(settlement, flow.draft);
@@ -114,8 +116,9 @@ async function openStream<Body extends JsonObject>(
   const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), flow.reservation);
   let stream: UpstreamStream | undefined;
   try {
-    const response = await deps.transport.send(candidate.provider, flow.plan.requestFor(candidate), attempt.signal);
-    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    const request = flow.plan.requestFor(candidate);
+    const response = await deps.transport.send(candidate.provider, request, attempt.signal);
+    if (response.status >= 300) throw await readUpstreamFailure(candidate, request, response, attempt.signal);
     stream = new UpstreamStream(candidate, api.openStream(flow.body, candidate, client.requestId), response, attempt);
     let firstFrames = '';
     const frames = stream.client;
