@@ -140,7 +140,7 @@ export interface Attempt {
 export type UsageSource = 'upstream' | 'estimated' | 'none';
 
 /** The client API a request came through (a usage row's `endpoint`). */
-export type UsageEndpoint = 'chat' | 'embeddings';
+export type UsageEndpoint = 'chat' | 'embeddings' | 'messages';
 
 export interface UsageRecord {
   readonly requestId: string;
