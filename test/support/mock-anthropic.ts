@@ -8,6 +8,8 @@ import { startMockServer, type JsonReply, type MockReply, type MockServer, type 
 
 export const ANTHROPIC_MOCK_KEY = 'sk-ant-mock-secret';
 export const ANTHROPIC_VERSION = '2023-06-01';
+/** A version the API knows: 2023-06-01 (what gateways send by default) or a later dated one (the SDK's own, e.g. 1.x's 2026-10-21). */
+const knownVersion = (value: unknown): boolean => typeof value === 'string' && /^\d{4}-\d\d-\d\d$/.test(value) && value >= ANTHROPIC_VERSION;
 export const ANTHROPIC_TEXT = 'Hello from the mock Anthropic server.';
 export const ANTHROPIC_THINKING = 'The user wants a brief answer. I will keep it short.';
 
@@ -240,7 +242,7 @@ function answerOf(req: ReceivedRequest, apiKey: string, cache: AnthropicCacheTok
   const counting = req.path === '/v1/messages/count_tokens';
   if (req.method !== 'POST' || (req.path !== '/v1/messages' && !counting)) return anthropicError(404, 'not_found_error', `${req.method} ${req.path} not found`);
   if (req.headers['x-api-key'] !== apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
-  if (req.headers['anthropic-version'] !== ANTHROPIC_VERSION) return anthropicError(401, 'authentication_error', 'anthropic-version: missing or unsupported version');
+  if (!knownVersion(req.headers['anthropic-version'])) return anthropicError(401, 'authentication_error', 'anthropic-version: missing or unsupported version');
   if (!isObj(req.body)) return anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request.');
   const b = req.body;
   if (counting) {

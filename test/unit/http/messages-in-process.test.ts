@@ -147,7 +147,8 @@ describe('POST /v1/messages (in process)', () => {
     });
     const delta = JSON.parse(got.find(([event]) => event === 'message_delta')![1]);
     const { cost, ...usage } = delta.usage;
-    assert.deepEqual(usage, JSON.parse(sent.find((e) => typeof e !== 'string' && e.event === 'message_delta')!.data as string).usage);
+    const upstreamDelta = sent.find((e) => typeof e !== 'string' && e.event === 'message_delta') as { data: string };
+    assert.deepEqual(usage, JSON.parse(upstreamDelta.data).usage);
     assert.equal(usdToNano(cost), claudeCostNano(usage));
     assert.equal(got.at(-1)![0], 'message_stop');
     assert.equal(await balance(), before - claudeCostNano(usage));
