@@ -3,8 +3,8 @@
 // turn counts only what is new. Bounded: least recently used entries go first, by count and by size.
 
 /** Shorter texts are counted again: cheaper than remembering them. */
-export const REMEMBERED_MIN_CHARS = 1_024;
-const MAX_ENTRIES = 1_024;
+export const REMEMBERED_MIN_CHARS = 256;
+const MAX_ENTRIES = 8_192;
 /** The characters the remembered texts (the keys) may hold together: about 16 MB of memory. */
 const MAX_CHARS = 8_000_000;
 
