@@ -56,6 +56,11 @@ export interface ClientStream {
   delivered(): number;
   /** The stream's successful end: the usage (with the cost) and the end marker. */
   final(charge: Charge): string;
+  /**
+   * A growing hold covered the frames returned so far: they go to the client. A later cut() follows them,
+   * not the frames of the read it withholds (an API whose cut closes what the client saw opened needs it).
+   */
+  markDelivered?(): void;
   /** A growing hold could not grow: the end of a stream that reached its output limit, with its usage. */
   cut(charge: Charge, choices: number): string;
   /** A failure after the stream was committed, in this API's in-stream error form. */

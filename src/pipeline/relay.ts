@@ -156,6 +156,7 @@ async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink,
       const tokens = opened.stream.client.delivered();
       if (!(await growth.cover(tokens))) return { delivered, choices: growth.n };
       delivered = tokens;
+      opened.stream.client.markDelivered?.();
     }
     // A drained stream (client gone, exact usage wanted) reads on without writing.
     if (text && !client.signal.aborted) {

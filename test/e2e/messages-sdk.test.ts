@@ -13,7 +13,7 @@ import { startE2E, stopE2E, waitFor, type E2E, type Json } from '../support/e2e.
 import type { CreatedKey } from '../support/gateway-process.js';
 import { anthropicError, ANTHROPIC_UPSTREAM_HEADERS, startMockAnthropic, type MockAnthropic } from '../support/mock-anthropic.js';
 import { claudeCostNano, CLAUDE_MAX_OUTPUT, CLAUDE_PRICES, messagesConfig } from '../support/messages-config.js';
-import { cutAfter, toolResultText } from '../support/mock-upstream.js';
+import { cutAfter, slowDrip, toolResultText } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
 
 const WEATHER_TOOL = { name: 'get_weather', description: 'Current weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
@@ -234,6 +234,29 @@ describe('Anthropic Messages through the gateway, with the official SDK', () => 
     assert.ok(row.output_tokens > 0);
     assert.ok(cost > 0 && cost <= hold, `0 < ${cost} <= ${hold}`);
     assert.equal(cost, 21 * 3000 + row.output_tokens * 15000);
+    assertLedgerSettled(e.gw, key.id);
+  });
+
+  test('a client that leaves mid-stream is charged the estimate of what it was sent (499), within the hold', async () => {
+    anthropic.handle(slowDrip(150));
+    const controller = new AbortController();
+    const res = await fetch(`${e.gw.origin}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-test', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'Say hello.' }] }),
+      signal: controller.signal,
+    });
+    const requestId = res.headers.get('x-request-id')!;
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes('text_delta')) seen += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    const row = await waitFor(async () => (await usageRows(e.gw, key.id)).find((r) => r.request_id === requestId), 5_000);
+    assert.ok(row);
+    const cost = usdToNano(row.cost);
+    assert.deepEqual([row.status, row.usage_source, row.input_tokens], [499, 'estimated', 21]);
+    assert.ok(row.output_tokens > 0, 'bytes of output were sent: never an estimate of nothing');
+    assert.ok(cost > 0 && cost <= holdOf(e.gw, requestId)!.amount);
     assertLedgerSettled(e.gw, key.id);
   });
 });

@@ -43,8 +43,12 @@ export class MessagesClientStream implements ClientStream {
   private heldDelta: { readonly payload: JsonObject; readonly name: string } | undefined;
   /** message_stop as the upstream sent it, held back behind the message_delta. */
   private heldStop: string | undefined;
-  /** Content blocks started and not yet stopped (a cut stream closes them). */
+  /** Content blocks started and not yet stopped, as read from the upstream... */
   private readonly openBlocks = new Set<number>();
+  /** ...and as the client saw them when a growing hold last covered the stream (a cut closes these). */
+  private deliveredOpenBlocks: ReadonlySet<number> = new Set();
+  /** message_start as sent, until the client has it (a cut of a stream it never saw begin starts with it). */
+  private undeliveredStart: string | undefined;
 
   /** `askedOneHour`: whether the request asked for 1-hour cache writes (read only when usage leaves it open). */
   constructor(
@@ -63,6 +67,7 @@ export class MessagesClientStream implements ClientStream {
       case 'message_start':
         if (!isJsonObject(payload.message)) throw malformed('message_start');
         this.counts.merge(payload.message.usage);
+        this.undeliveredStart = sseEvent(name, event.data);
         break;
       case 'content_block_start':
         if (typeof payload.index === 'number') this.openBlocks.add(payload.index);
@@ -137,10 +142,16 @@ export class MessagesClientStream implements ClientStream {
     return sseEvent(held.name, JSON.stringify(payload)) + (this.heldStop ?? MESSAGE_STOP);
   }
 
-  /** A growing hold could not grow: the open blocks close, and the message ends as a max_tokens stop would. */
+  markDelivered(): void {
+    this.deliveredOpenBlocks = new Set(this.openBlocks);
+    this.undeliveredStart = undefined;
+  }
+
+  /** A growing hold could not grow: the blocks the client saw open close, and the message ends as a max_tokens stop would. */
   cut(charge: Charge): string {
-    let frames = '';
-    for (const index of this.openBlocks) frames += sseEvent('content_block_stop', JSON.stringify({ type: 'content_block_stop', index }));
+    // The first read may already be more than the hold covers: the client then gets the message's start.
+    let frames = this.undeliveredStart ?? '';
+    for (const index of this.deliveredOpenBlocks) frames += sseEvent('content_block_stop', JSON.stringify({ type: 'content_block_stop', index }));
     const delta = { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: usageWithCost(undefined, charge) };
     return frames + sseEvent('message_delta', JSON.stringify(delta)) + MESSAGE_STOP;
   }

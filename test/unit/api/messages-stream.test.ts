@@ -88,11 +88,14 @@ describe('MessagesClientStream', () => {
     assert.ok(tools.delivered() > countText("I'll call get_weather."), 'the tool name and its input count too');
   });
 
-  test('cut() closes the open blocks and ends like a max_tokens stop, with the estimate and its cost', () => {
+  test('cut() closes the blocks the client saw open and ends like a max_tokens stop, with the estimate and its cost', () => {
     const stream = open();
     const upstream = events(REQUEST);
     // message_start, content_block_start, ping, two text deltas: the block is still open.
     for (const e of upstream.slice(0, 5)) stream.push(framed(e));
+    stream.markDelivered();
+    // The next read (the rest of the block, its stop) is withheld by the hold: the client never sees it.
+    for (const e of upstream.slice(5, -2)) stream.push(framed(e));
     const frames = parse(stream.cut(charge('estimate', 1_000, { input: 21, cachedInput: 0, output: 4, reasoning: 0 })));
     assert.deepEqual(
       frames.map((f) => f.event),
@@ -104,6 +107,18 @@ describe('MessagesClientStream', () => {
       delta: { stop_reason: 'max_tokens', stop_sequence: null },
       usage: { input_tokens: 21, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 4, cost: 0.000001 },
     });
+  });
+
+  test('cut() of a stream whose first read was already beyond the hold gives the client the message start, then the end', () => {
+    const stream = open();
+    const upstream = events(REQUEST);
+    for (const e of upstream.slice(0, 5)) stream.push(framed(e));
+    const frames = parse(stream.cut(charge('estimate', 63_000, { input: 21, cachedInput: 0, output: 0, reasoning: 0 })));
+    assert.deepEqual(
+      frames.map((f) => f.event),
+      ['message_start', 'message_delta', 'message_stop'],
+    );
+    assert.deepEqual(frames[0]!.data, JSON.parse(upstream[0]!.data));
   });
 
   test('an error event is a failure that keeps the upstream data; error() writes it, or the gateway error in the envelope', () => {

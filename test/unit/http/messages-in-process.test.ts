@@ -10,6 +10,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { startInProcess, type InProcessGateway } from '../../support/in-process.js';
 import { anthropicError, anthropicErrorEvent, anthropicStreamEvents, ANTHROPIC_MOCK_KEY, ANTHROPIC_UPSTREAM_HEADERS, signatureFor, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
 import { CLAUDE_MAX_OUTPUT, CLAUDE_PRICES, CLAUDE_TOOL_OVERHEAD, claudeCostNano, messagesConfig } from '../../support/messages-config.js';
+import { slowDrip } from '../../support/mock-upstream.js';
 import { usdToNano } from '../../support/money.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are arbitrary JSON
@@ -405,5 +406,45 @@ describe('POST /v1/messages/count_tokens (in process)', () => {
     const unknown = await gw.call('POST', '/messages/count_tokens', { key: issued.secret, body: { model: 'nope', messages: USER } });
     assert.equal(unknown.statusCode, 404);
     assert.equal(unknown.json<Json>().error.type, 'not_found_error');
+  });
+});
+
+describe('POST /v1/messages with growing holds (in process)', () => {
+  const STEP = 16;
+  let gw: InProcessGateway;
+  let anthropic: MockAnthropic;
+
+  before(async () => {
+    anthropic = await startMockAnthropic();
+    gw = await startInProcess((mock) => messagesConfig(mock, anthropic, `billing:\n  hold_mode: growing\n  growing_step_tokens: ${STEP}\n`));
+  });
+  after(async () => {
+    await gw.close();
+    await anthropic.close();
+  });
+
+  test('a stream the key cannot cover ends like a max_tokens stop, its open block closed, charged the estimate within the hold', async () => {
+    const events = anthropicStreamEvents({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: USER }) as Array<{ event: string; data: string }>;
+    const words = Array.from({ length: 200 }, (_, i) => ({ event: 'content_block_delta', data: JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `word${i} ` } }) }));
+    // message_start, the text block's start and a ping, then 200 words and no end: the hold must stop it.
+    anthropic.handle(slowDrip(2, { sse: [...events.slice(0, 3), ...words, ...events.slice(-3)] }));
+    const quote = (await gw.call('POST', '/messages', { key: (await gw.issueKey()).secret, body: { model: 'claude-test', max_tokens: 1000, messages: USER, stream: true }, headers: { 'x-tollgate-dry-run': '1' } })).json<Json>();
+    // The first step's hold and one more step: never the 200 words.
+    const poor = await gw.issueKey({ name: 'growing', balance: usdToNano(quote.hold) + STEP * CLAUDE_PRICES.output * 1000 });
+    const res = await gw.call('POST', '/messages', { key: poor.secret, body: { model: 'claude-test', max_tokens: 1000, messages: USER, stream: true } });
+    assert.equal(res.statusCode, 200);
+    const got = frames(res.body);
+    assert.deepEqual(got.slice(-3).map(([event]) => event), ['content_block_stop', 'message_delta', 'message_stop']);
+    const delta = JSON.parse(got.at(-2)![1]);
+    assert.deepEqual(delta.delta, { stop_reason: 'max_tokens', stop_sequence: null });
+    const sentWords = got.filter(([event]) => event === 'content_block_delta').length;
+    assert.ok(sentWords > 0 && sentWords < 200, `${sentWords} words streamed`);
+    const row = (await gw.store.usage.list({ keyId: poor.key.id, limit: 10 })).find((r) => r.requestId === res.headers['x-request-id'])!;
+    assert.equal(row.usageSource, 'estimated');
+    assert.equal(row.inputTokens, 21, 'the input message_start reported');
+    assert.equal(usdToNano(delta.usage.cost), row.cost);
+    assert.ok(row.cost > 0 && row.cost <= poor.key.balance, `${row.cost} within the balance`);
+    const key = (await gw.store.keys.get(poor.key.id))!;
+    assert.deepEqual([key.held, key.balance], [0, poor.key.balance - row.cost]);
   });
 });
