@@ -105,7 +105,7 @@ export type ErrorCode = keyof typeof ERROR_REGISTRY;
 export interface GatewayErrorOptions {
   message?: string;
   param?: string | null;
-  /** Overrides the registry status (only upstream_rejected uses it: the upstream's own status). */
+  /** Overrides the registry status: the upstream's own (upstream_rejected; a native cell's 529 upstream_error). */
   status?: number;
   /** Overrides the code sent on the wire (upstream_rejected keeps the upstream's code). */
   wireCode?: string | null;
@@ -113,6 +113,11 @@ export interface GatewayErrorOptions {
   type?: string;
   metadata?: Record<string, unknown>;
   headers?: Record<string, string>;
+  /**
+   * A native cell's upstream error answer as the upstream sent it (the client speaks the upstream's API):
+   * that API's envelope may pass it on unchanged (product.md §14).
+   */
+  upstreamBody?: string;
   cause?: unknown;
 }
 
@@ -124,6 +129,7 @@ export class GatewayError extends Error {
   readonly wireCode: string | null;
   readonly metadata: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly upstreamBody: string | undefined;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     const spec: ErrorSpec = ERROR_REGISTRY[code];
@@ -136,6 +142,7 @@ export class GatewayError extends Error {
     this.wireCode = options.wireCode === undefined ? code : options.wireCode;
     this.metadata = options.metadata;
     this.headers = options.headers;
+    this.upstreamBody = options.upstreamBody;
   }
 
   /** The convention's envelope: all four keys present, metadata only when set. */

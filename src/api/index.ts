@@ -1,8 +1,10 @@
 // The client APIs the gateway serves under /v1, in the order their routes are registered. Adding an API
 // is adding its folder and one line here.
 import type { ClientApiRoutes } from '../http/deps.js';
+import { anthropicMessages } from './anthropic-messages/index.js';
+import { registerCountTokens } from './anthropic-messages/count-tokens.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiEmbeddings } from './openai-embeddings/index.js';
 import { clientApiRoutes } from './route.js';
 
-export const CLIENT_APIS: readonly ClientApiRoutes[] = [clientApiRoutes(openaiChat), clientApiRoutes(openaiEmbeddings)];
+export const CLIENT_APIS: readonly ClientApiRoutes[] = [clientApiRoutes(openaiChat), clientApiRoutes(openaiEmbeddings), clientApiRoutes(anthropicMessages, registerCountTokens)];

@@ -31,10 +31,12 @@ export function budgetStatusOf(key: KeyRecord, defaults: LimitsConfig, now: numb
   return { limit: key.limits.budget ?? defaults.budget, used: spent + key.held, resetsAt: nextPeriodStart(now, period) };
 }
 
-export function budgetExceededError(limit: Nano, used: Nano, hold: Nano, resetsAt: number): GatewayError {
+const PERIOD_NAMES: Readonly<Record<BudgetPeriod, string>> = { day: 'daily', week: 'weekly', month: 'monthly' };
+
+export function budgetExceededError(limit: Nano, used: Nano, hold: Nano, resetsAt: number, period: BudgetPeriod): GatewayError {
   const resets = new Date(resetsAt).toISOString();
   return new GatewayError('budget_exceeded', {
-    message: `Budget exceeded: this request needs a hold of $${formatUsd(hold)} but the key has used $${formatUsd(used)} of its $${formatUsd(limit)} budget for this period, which resets at ${resets}.`,
+    message: `Budget exceeded: this request needs a hold of $${formatUsd(hold)} but the key has used $${formatUsd(used)} of its $${formatUsd(limit)} ${PERIOD_NAMES[period]} budget, which resets at ${resets}.`,
     metadata: { budget: nanoToUsd(limit), used: nanoToUsd(used), resets_at: resets },
   });
 }

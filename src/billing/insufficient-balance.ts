@@ -2,11 +2,13 @@
 // would have fitted — so a client can retry with a smaller reservation instead of guessing.
 import { GatewayError } from '../errors.js';
 import { formatUsd, nanoToUsd, type Nano } from './money.js';
-import { affordableMaxTokens, sizeChatHold, type PriceRates } from './pricing.js';
+import { affordableMaxTokens, sizeChatHold, type CacheWriteHold, type PriceRates } from './pricing.js';
 
 export interface HoldSizing {
   readonly rates: PriceRates;
   readonly inputTokens: number;
+  /** The prompt's cache-write prefix, held at its write price (Anthropic Messages); absent: none. */
+  readonly cacheWrite?: CacheWriteHold;
   readonly n: number;
   readonly hold: Nano;
   /** The model's max_output_tokens; undefined for embeddings (no output side). */
@@ -15,9 +17,9 @@ export interface HoldSizing {
 
 export function insufficientBalanceError(sizing: HoldSizing, available: Nano): GatewayError {
   const chat = sizing.modelMaxOutput !== undefined;
-  const affordable = chat ? affordableMaxTokens(sizing.rates, sizing.inputTokens, sizing.n, available, sizing.modelMaxOutput!) : 0;
+  const affordable = chat ? affordableMaxTokens(sizing.rates, sizing.inputTokens, sizing.n, available, sizing.modelMaxOutput!, sizing.cacheWrite) : 0;
   // The output reservation is the cause when a smaller max_tokens (at least 1) would have fitted.
-  const inputFits = chat && affordable >= 1 && sizeChatHold(sizing.rates, sizing.inputTokens, 0, sizing.n) <= available;
+  const inputFits = chat && affordable >= 1 && sizeChatHold(sizing.rates, sizing.inputTokens, 0, sizing.n, sizing.cacheWrite) <= available;
   const advice = inputFits
     ? `Lower max_tokens to ${affordable} or less, or top up the key.`
     : 'Top up the key.';

@@ -154,10 +154,34 @@ export function priceUsage(rates: PriceRates, usage: TokenUsage): Nano {
   return toNano(ceilDiv(tokens * geo * tier + fees * MULTIPLIER_SQUARED, PER_MILLION * MULTIPLIER_SQUARED));
 }
 
-/** Hold = input_estimate × input + max_out × output × n (+ the request fee), at the tier the estimate falls in. */
-export function sizeChatHold(rates: PriceRates, inputTokens: number, maxOutput: number, n: number): Nano {
+/**
+ * The part of a prompt a request asks to write to the prompt cache (Anthropic's `cache_control`: the
+ * prompt up to its last marker), and whether any marker asks for one hour — held at the cache-write price.
+ */
+export interface CacheWriteHold {
+  readonly tokens: number;
+  readonly oneHour: boolean;
+}
+
+/**
+ * The input's part of a hold (× 1M): the input at `input`, except a cache-write prefix at its write
+ * price — never below `input`, since a prefix the upstream does not cache is billed as plain input.
+ */
+function heldInput(set: PriceSet, inputTokens: number, cacheWrite: CacheWriteHold | undefined): bigint {
+  if (!cacheWrite || cacheWrite.tokens <= 0) return BigInt(inputTokens) * set.input;
+  const written = Math.min(cacheWrite.tokens, inputTokens);
+  const write = set.cacheWrite ?? set.input;
+  const rate = cacheWrite.oneHour ? (set.cacheWrite1h ?? write) : write;
+  return BigInt(inputTokens - written) * set.input + BigInt(written) * (rate > set.input ? rate : set.input);
+}
+
+/**
+ * Hold = input_estimate × input (a cache-write prefix at its write price) + max_out × output × n (+ the
+ * request fee), at the tier the estimate falls in.
+ */
+export function sizeChatHold(rates: PriceRates, inputTokens: number, maxOutput: number, n: number, cacheWrite?: CacheWriteHold): Nano {
   const set = tierFor(rates, inputTokens);
-  return toNano(ceilDiv(BigInt(inputTokens) * set.input + BigInt(maxOutput) * BigInt(n) * set.output + requestFee(rates), PER_MILLION));
+  return toNano(ceilDiv(heldInput(set, inputTokens, cacheWrite) + BigInt(maxOutput) * BigInt(n) * set.output + requestFee(rates), PER_MILLION));
 }
 
 /** What `outputTokens` more output (for each of `n` choices) adds to a hold: a growing hold's step. */
@@ -180,9 +204,10 @@ export function affordableMaxTokens(
   n: number,
   available: Nano,
   modelMaxOutput: number,
+  cacheWrite?: CacheWriteHold,
 ): number {
   const set = tierFor(rates, inputTokens);
-  const budget = BigInt(Math.max(available, 0)) * PER_MILLION - BigInt(inputTokens) * set.input - requestFee(rates);
+  const budget = BigInt(Math.max(available, 0)) * PER_MILLION - heldInput(set, inputTokens, cacheWrite) - requestFee(rates);
   if (budget < 0n) return 0;
   const perToken = set.output * BigInt(n);
   if (perToken === 0n) return modelMaxOutput;

@@ -6,7 +6,7 @@ import { affordableMaxTokens } from './pricing.js';
 import type { HoldSizing } from './insufficient-balance.js';
 
 export function quoteOf(sizing: HoldSizing, available: Nano): Record<string, unknown> {
-  const affordable = sizing.modelMaxOutput === undefined ? 0 : affordableMaxTokens(sizing.rates, sizing.inputTokens, sizing.n, available, sizing.modelMaxOutput);
+  const affordable = sizing.modelMaxOutput === undefined ? 0 : affordableMaxTokens(sizing.rates, sizing.inputTokens, sizing.n, available, sizing.modelMaxOutput, sizing.cacheWrite);
   return {
     object: 'quote',
     hold: nanoToUsd(sizing.hold),

@@ -12,7 +12,8 @@ export function refusalError(refusal: Refusal, sizing: HoldSizing, key: KeyRecor
   if (refusal.reason === 'inactive') return new GatewayError('invalid_api_key');
   const budget = key.limits.budget ?? defaults.budget;
   if (refusal.reason === 'budget' && budget !== null) {
-    return budgetExceededError(budget, refusal.budgetUsed, sizing.hold, nextPeriodStart(now, budgetPeriodOf(key, defaults)));
+    const period = budgetPeriodOf(key, defaults);
+    return budgetExceededError(budget, refusal.budgetUsed, sizing.hold, nextPeriodStart(now, period), period);
   }
   return insufficientBalanceError(sizing, refusal.available);
 }

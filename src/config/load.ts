@@ -168,6 +168,8 @@ function normaliseModel(
     displayPrice: price.display,
     contextWindow: m.context_window,
     maxOutputTokens: m.max_output_tokens,
+    toolOverheadTokens: m.tool_overhead_tokens,
+    allowServerTools: m.allow_server_tools,
   };
 }
 

@@ -139,6 +139,11 @@ const modelSchema = z.strictObject({
   }),
   context_window: positiveInt.optional(),
   max_output_tokens: positiveInt.optional(),
+  // Anthropic Messages (product.md §14): what a request with tools holds beyond the tools' own text (the
+  // tool-use system prompt the upstream adds), and whether server tools (web_search, mcp_servers,
+  // container) may be asked for — the upstream bills them apart, so they are refused unless allowed.
+  tool_overhead_tokens: nonNegativeInt.default(800),
+  allow_server_tools: z.boolean().default(false),
 });
 
 /** A per-key limit's default: a positive integer, or absent/null for none. */

@@ -115,6 +115,10 @@ export interface ModelConfig {
   readonly contextWindow: number | undefined;
   /** Always set for chat models (the hold needs it). */
   readonly maxOutputTokens: number | undefined;
+  /** Input tokens a Messages request with tools holds beyond the tools' own text (`tool_overhead_tokens`). */
+  readonly toolOverheadTokens: number;
+  /** Whether Messages requests may ask for server tools (web_search, mcp_servers, container). */
+  readonly allowServerTools: boolean;
 }
 
 /** A model that is not offered because no upstream of it can be called. */

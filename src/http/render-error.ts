@@ -40,9 +40,26 @@ export function toResponseError(error: unknown, log: Logger, requestId: string):
   return new GatewayError('internal_error');
 }
 
-/** The answer to an error: its status and headers, and `body` (the error in the API's envelope). */
+/**
+ * What a client API's envelope may return instead of a plain body, when its API answers an error with
+ * another status or headers of its own (Anthropic's 429 for a budget, `x-should-retry`). A string body is
+ * sent as it is: an upstream's own error answer, passed to a client that speaks its API.
+ */
+export class ErrorAnswer {
+  constructor(
+    readonly status: number,
+    readonly body: string | object,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {}
+}
+
+/** The answer to an error: its status and headers, and `body` (the error in the API's envelope, or an ErrorAnswer). */
 export function sendError(reply: FastifyReply, error: GatewayError, body: unknown): FastifyReply {
   if (error.headers) reply.headers(error.headers);
+  if (body instanceof ErrorAnswer) {
+    reply.headers(body.headers);
+    return reply.code(body.status).type('application/json').send(typeof body.body === 'string' ? body.body : JSON.stringify(body.body));
+  }
   return reply.code(error.status).type('application/json').send(JSON.stringify(body));
 }
 
@@ -52,13 +69,13 @@ export function sendError(reply: FastifyReply, error: GatewayError, body: unknow
  * request's outcome, and — for a body refused as too large — the rest of the body read first, so that the
  * client, still sending, reads the answer.
  */
-export function errorRenderer(deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>, envelope: (error: GatewayError) => unknown) {
+export function errorRenderer(deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>, envelope: (error: GatewayError, requestId: string) => unknown) {
   return async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     const rendered = toResponseError(error, deps.log, request.id);
     request.answeredError = rendered;
     if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
-    return sendError(reply, rendered, envelope(rendered));
+    return sendError(reply, rendered, envelope(rendered, request.id));
   };
 }
 

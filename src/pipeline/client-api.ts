@@ -2,6 +2,7 @@
 // the shape a client speaks — its validation, how its input is counted and its output bounded, how a
 // request becomes an upstream request for each provider kind, its answers, its stream frames and its
 // error envelope. The flow itself knows none of these shapes. Implementations live in src/api/<api>/.
+import type { CacheWriteHold, TokenUsage } from '../billing/pricing.js';
 import type { ModelConfig } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
@@ -20,6 +21,12 @@ export interface OutputBudget {
   readonly choices: number;
 }
 
+/** A request's counted input, when the hold needs more than its size: the part written to the prompt cache. */
+export interface InputCount {
+  readonly tokens: number;
+  readonly cacheWrite?: CacheWriteHold;
+}
+
 /** A whole upstream answer, in the client's shape, before its usage and cost are set. */
 export interface ApiAnswer {
   readonly body: JsonObject;
@@ -36,6 +43,11 @@ export interface ClientStream {
   readonly finished: boolean;
   /** The last usage the upstream reported (cumulative upstream: the last report wins). */
   readonly usage: ReportedUsage | null;
+  /**
+   * The input the upstream reported before its output (Anthropic's message_start): a stream without its
+   * final usage is estimated on it rather than on the hold's input estimate. Unset: not reported.
+   */
+  readonly knownInput?: TokenUsage | null;
   /** Output (text, reasoning, a tool call, a refusal) reached the frames. */
   readonly sawOutput: boolean;
   /** A choice finished. */
@@ -44,6 +56,11 @@ export interface ClientStream {
   delivered(): number;
   /** The stream's successful end: the usage (with the cost) and the end marker. */
   final(charge: Charge): string;
+  /**
+   * A growing hold covered the frames returned so far: they go to the client. A later cut() follows them,
+   * not the frames of the read it withholds (an API whose cut closes what the client saw opened needs it).
+   */
+  markDelivered?(): void;
   /** A growing hold could not grow: the end of a stream that reached its output limit, with its usage. */
   cut(charge: Charge, choices: number): string;
   /** A failure after the stream was committed, in this API's in-stream error form. */
@@ -74,7 +91,8 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
   validate(raw: unknown): Body;
   modelOf(body: Body): string;
   streams(body: Body): boolean;
-  countInput(body: Body): Promise<number>;
+  /** The input estimate the hold is sized on (`model`: for model settings such as tool overhead); may throw a 400. */
+  countInput(body: Body, model: ModelConfig): Promise<number | InputCount>;
   /** The output the hold covers; undefined for an API without output (embeddings). */
   outputBudget(body: Body, modelMaxOutput: number | undefined): OutputBudget | undefined;
   /** The request with its output limit lowered to `maxOutput` (a clamp), and the field it set. */
@@ -91,6 +109,9 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
   answerWith(answer: ApiAnswer, charge: Charge): JsonObject;
   /** One streamed attempt of this API on that candidate. */
   openStream(body: Body, candidate: Candidate, requestId: string): ClientStream;
-  /** An error answer's body in this API's envelope. */
-  envelope(error: GatewayError): unknown;
+  /**
+   * An error answer's body in this API's envelope — or, for an API that answers some errors with another
+   * status or headers of its own, an http/render-error.ts ErrorAnswer.
+   */
+  envelope(error: GatewayError, requestId: string): unknown;
 }

@@ -76,7 +76,8 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
   } finally {
     stream.close();
   }
-  const facts = cut ? ({ phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered } as const) : streamedFacts(client, flow, stream, failure);
+  const knownInput = stream.client.knownInput ?? null;
+  const facts = cut ? ({ phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered, knownInput } as const) : streamedFacts(client, flow, stream, failure, knownInput);
   const settlement = decideSettlement(facts, flow.hold.inputTokens);
   const charge = await flow.reservation.close(settlement, flow.draft);
   const report = { billed: charge.record, firstTokenAt: flow.draft.firstTokenAt! };
@@ -88,7 +89,7 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
 }
 
 /** What a committed stream's end looks like to the settlement (a function of its own: its closure holds only these). */
-function streamedFacts(client: ClientRequest, flow: FlowState<JsonObject>, stream: UpstreamStream, failure: unknown): SettlementFacts {
+function streamedFacts(client: ClientRequest, flow: FlowState<JsonObject>, stream: UpstreamStream, failure: unknown, knownInput: number | null): SettlementFacts {
   const frames = stream.client;
   return {
     phase: 'streamed',
@@ -100,6 +101,7 @@ function streamedFacts(client: ClientRequest, flow: FlowState<JsonObject>, strea
     sawFinish: frames.sawFinish,
     usage: frames.usage?.tokens ?? null,
     delivered: () => frames.delivered(),
+    knownInput,
   };
 }
 
@@ -118,8 +120,9 @@ async function openStream<Body extends JsonObject>(
   const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), flow.reservation);
   let stream: UpstreamStream | undefined;
   try {
-    const response = await deps.transport.send(candidate.provider, flow.plan.requestFor(candidate), attempt.signal);
-    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    const request = flow.plan.requestFor(candidate);
+    const response = await deps.transport.send(candidate.provider, request, attempt.signal);
+    if (response.status >= 300) throw await readUpstreamFailure(candidate, request, response, attempt.signal);
     stream = new UpstreamStream(candidate, api.openStream(flow.body, candidate, client.requestId), response, attempt);
     let firstFrames = '';
     const frames = stream.client;
@@ -157,6 +160,7 @@ async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink,
       const tokens = opened.stream.client.delivered();
       if (!(await growth.cover(tokens))) return { delivered, choices: growth.n };
       delivered = tokens;
+      opened.stream.client.markDelivered?.();
     }
     // A drained stream (client gone, exact usage wanted) reads on without writing.
     if (text && !client.signal.aborted) {

@@ -26,9 +26,13 @@ export async function runRequest<Body extends JsonObject>(
   let flow: FlowState<Body> | undefined;
   try {
     const route = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
-    const inputTokens = await api.countInput(body);
+    const counted = await api.countInput(body, route.model);
     const budget = api.outputBudget(body, route.model.maxOutputTokens);
-    const hold: HoldRequest = { route, inputTokens, budget, growing: deps.config.billing.holdMode === 'growing' && budget !== undefined && api.streams(body) };
+    const growing = deps.config.billing.holdMode === 'growing' && budget !== undefined && api.streams(body);
+    const hold: HoldRequest =
+      typeof counted === 'number'
+        ? { route, inputTokens: counted, budget, growing }
+        : { route, inputTokens: counted.tokens, budget, growing, ...(counted.cacheWrite ? { cacheWrite: counted.cacheWrite } : {}) };
     if (client.dryRun) {
       // A quote for a request its upstream could not even take would mislead: the first request is built.
       planFor(deps, client, api, route, body);

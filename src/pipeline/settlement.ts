@@ -52,6 +52,8 @@ export interface StreamedFacts {
   readonly sawFinish: boolean;
   readonly usage: TokenUsage | null;
   readonly delivered: () => number;
+  /** The input the upstream reported before its output (Anthropic's message_start): an estimate charges it. */
+  readonly knownInput?: TokenUsage | null;
 }
 
 /** A growing hold could not cover the next step: the stream was ended after `delivered` output tokens. */
@@ -59,6 +61,8 @@ export interface CutFacts {
   readonly phase: 'cut';
   readonly clientGone: boolean;
   readonly delivered: number;
+  /** As StreamedFacts.knownInput. */
+  readonly knownInput?: TokenUsage | null;
 }
 
 /** A bug after admission: whatever the flow was doing threw. */
@@ -75,15 +79,18 @@ export interface FaultFacts {
 
 export type SettlementFacts = BeforeOutputFacts | AnsweredFacts | StreamedFacts | CutFacts | FaultFacts;
 
-/** What the hold covers of input: an estimate settles on it (the upstream read the prompt). */
-function estimate(inputTokens: number, output: number, status: number, failure?: GatewayError): Settlement {
-  const tokens: TokenUsage = { input: inputTokens, cachedInput: 0, output, reasoning: 0 };
+/**
+ * What the hold covers of input — or the input the upstream itself reported, when it did before its
+ * output — and the output delivered: an estimate settles on them (the upstream read the prompt).
+ */
+function estimate(input: number | TokenUsage, output: number, status: number, failure?: GatewayError): Settlement {
+  const tokens: TokenUsage = typeof input === 'number' ? { input, cachedInput: 0, output, reasoning: 0 } : { ...input, output, reasoning: 0 };
   return failure ? { kind: 'estimate', tokens, status, failure } : { kind: 'estimate', tokens, status };
 }
 
-function exactOrEstimate(usage: TokenUsage | null, delivered: () => number, inputTokens: number, status: number, failure?: GatewayError): Settlement {
+function exactOrEstimate(usage: TokenUsage | null, delivered: () => number, input: number | TokenUsage, status: number, failure?: GatewayError): Settlement {
   if (usage) return failure ? { kind: 'exact', tokens: usage, status, failure } : { kind: 'exact', tokens: usage, status };
-  return estimate(inputTokens, delivered(), status, failure);
+  return estimate(input, delivered(), status, failure);
 }
 
 /** `inputTokens`: the hold's input estimate (what an estimate charges for the prompt). */
@@ -102,7 +109,7 @@ export function decideSettlement(facts: SettlementFacts, inputTokens: number): S
     case 'streamed':
       return decideStreamed(facts, inputTokens);
     case 'cut':
-      return estimate(inputTokens, facts.delivered, facts.clientGone ? CLIENT_GONE_STATUS : 200);
+      return estimate(facts.knownInput ?? inputTokens, facts.delivered, facts.clientGone ? CLIENT_GONE_STATUS : 200);
     case 'fault': {
       if (!facts.served) return { kind: 'release', status: facts.failure.status, failure: facts.failure };
       let output: number;
@@ -118,8 +125,9 @@ export function decideSettlement(facts: SettlementFacts, inputTokens: number): S
 }
 
 function decideStreamed(facts: StreamedFacts, inputTokens: number): Settlement {
+  const input = facts.knownInput ?? inputTokens;
   // Nobody to answer: settle on what is known (exact usage if it had arrived, or was drained).
-  if (facts.clientGone) return exactOrEstimate(facts.usage, facts.delivered, inputTokens, CLIENT_GONE_STATUS);
+  if (facts.clientGone) return exactOrEstimate(facts.usage, facts.delivered, input, CLIENT_GONE_STATUS);
   // A lost hold cut the stream on purpose: it ends with that error. A stream that just stopped before its
   // end marker or a finish is a broken connection like any other.
   const failure = facts.holdLost
@@ -130,8 +138,8 @@ function decideStreamed(facts: StreamedFacts, inputTokens: number): Settlement {
     const harmless = failure.connectionDrop && facts.sawFinish && facts.usage !== null;
     if (!harmless) {
       if (!facts.sawOutput) return { kind: 'release', status: failure.error.status, failure: failure.error };
-      return exactOrEstimate(facts.usage, facts.delivered, inputTokens, failure.error.status, failure.error);
+      return exactOrEstimate(facts.usage, facts.delivered, input, failure.error.status, failure.error);
     }
   }
-  return exactOrEstimate(facts.usage, facts.delivered, inputTokens, 200);
+  return exactOrEstimate(facts.usage, facts.delivered, input, 200);
 }

@@ -23,6 +23,8 @@ export interface UpstreamRequest {
   readonly body: string | undefined;
   /** Convention fields the upstream's API has no place for, dropped (logged at debug, listed in docs/adr). */
   readonly dropped?: readonly string[];
+  /** A native cell: the upstream speaks the client's API, so its error answers are kept as sent (`UpstreamFailure.body`). */
+  readonly native?: boolean;
 }
 
 /**
@@ -62,6 +64,8 @@ export interface UpstreamFailure {
   readonly param: string | undefined;
   /** Seconds or HTTP-date, as the upstream sent it. */
   readonly retryAfter: string | undefined;
+  /** The error answer's text as the upstream sent it; kept only for a native cell (a client that speaks that API). */
+  readonly body?: string;
 }
 
 /** Thrown by translators when the upstream reports an error, or sends something that is not its API. */

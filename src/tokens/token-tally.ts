@@ -47,6 +47,11 @@ export class TokenTally {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
+  /** Every text so far was counted exactly (none was past the time budget). */
+  get exact(): boolean {
+    return this.overBudgetBytes === 0;
+  }
+
   /** Stream text held back, not yet counted: at most about FLUSH_CHARS plus the last piece pushed. */
   get pendingChars(): number {
     return this.tail.length;

@@ -8,6 +8,8 @@ import { startMockServer, type JsonReply, type MockReply, type MockServer, type 
 
 export const ANTHROPIC_MOCK_KEY = 'sk-ant-mock-secret';
 export const ANTHROPIC_VERSION = '2023-06-01';
+/** A version the API knows: 2023-06-01 (what gateways send by default) or a later dated one (the SDK's own, e.g. 1.x's 2026-10-21). */
+const knownVersion = (value: unknown): boolean => typeof value === 'string' && /^\d{4}-\d\d-\d\d$/.test(value) && value >= ANTHROPIC_VERSION;
 export const ANTHROPIC_TEXT = 'Hello from the mock Anthropic server.';
 export const ANTHROPIC_THINKING = 'The user wants a brief answer. I will keep it short.';
 
@@ -17,7 +19,25 @@ export const signatureFor = (thinking: string): string => Buffer.from(`mock-sign
 export interface AnthropicCacheTokens {
   read?: number;
   creation?: number;
+  /** Of `creation`, the 1-hour writes: reported as usage.cache_creation's per-lifetime breakdown. */
+  creation1h?: number;
 }
+
+/**
+ * Headers every reply carries, as Anthropic's do: its rate limits (which describe the gateway's account)
+ * and its request id. A gateway must never hand them to its own clients.
+ */
+export const ANTHROPIC_UPSTREAM_HEADERS: Readonly<Record<string, string>> = {
+  'anthropic-ratelimit-requests-limit': '4000',
+  'anthropic-ratelimit-requests-remaining': '3999',
+  'anthropic-ratelimit-tokens-remaining': '1999000',
+  'anthropic-ratelimit-input-tokens-reset': '2030-01-01T00:00:00Z',
+  'x-ratelimit-limit-requests': '4000',
+  'request-id': 'req_upstream_011CMockRequestId',
+};
+
+/** What the mock answers to POST /v1/messages/count_tokens: input_tokens = 1000 + messages.length. */
+export const anthropicCountFor = (body: unknown): number => 1000 + (isObj(body) && Array.isArray(body.messages) ? body.messages.length : 0);
 
 export interface MockAnthropic extends MockServer {
   /** The provider's base_url: the origin (the gateway appends /v1/messages). */
@@ -39,6 +59,7 @@ export interface AnthropicUsage {
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
   output_tokens: number;
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 const thinkingOn = (b: Obj): boolean => isObj(b.thinking) && b.thinking.type === 'enabled';
@@ -50,11 +71,13 @@ const thinkingOn = (b: Obj): boolean => isObj(b.thinking) && b.thinking.type ===
  */
 export function anthropicUsageFor(body: unknown, cache: AnthropicCacheTokens = {}): AnthropicUsage {
   const b = isObj(body) ? body : {};
+  const creation = cache.creation ?? 0;
   return {
     input_tokens: 20 + (Array.isArray(b.messages) ? b.messages.length : 0),
-    cache_creation_input_tokens: cache.creation ?? 0,
+    cache_creation_input_tokens: creation,
     cache_read_input_tokens: cache.read ?? 0,
     output_tokens: 9 + (thinkingOn(b) ? 30 : 0),
+    ...(cache.creation1h !== undefined ? { cache_creation: { ephemeral_5m_input_tokens: creation - cache.creation1h, ephemeral_1h_input_tokens: cache.creation1h } } : {}),
   };
 }
 
@@ -211,11 +234,21 @@ export function anthropicStreamEvents(b: Obj, cache: AnthropicCacheTokens = {}):
 
 /** The mock's default answer to any request (headers checked against `apiKey`). */
 export function anthropicReply(req: ReceivedRequest, apiKey = ANTHROPIC_MOCK_KEY, cache: AnthropicCacheTokens = {}): MockReply {
-  if (req.method !== 'POST' || req.path !== '/v1/messages') return anthropicError(404, 'not_found_error', `${req.method} ${req.path} not found`);
+  const reply = answerOf(req, apiKey, cache);
+  return { ...reply, headers: { ...ANTHROPIC_UPSTREAM_HEADERS, ...reply.headers } };
+}
+
+function answerOf(req: ReceivedRequest, apiKey: string, cache: AnthropicCacheTokens): MockReply {
+  const counting = req.path === '/v1/messages/count_tokens';
+  if (req.method !== 'POST' || (req.path !== '/v1/messages' && !counting)) return anthropicError(404, 'not_found_error', `${req.method} ${req.path} not found`);
   if (req.headers['x-api-key'] !== apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
-  if (req.headers['anthropic-version'] !== ANTHROPIC_VERSION) return anthropicError(401, 'authentication_error', 'anthropic-version: missing or unsupported version');
+  if (!knownVersion(req.headers['anthropic-version'])) return anthropicError(401, 'authentication_error', 'anthropic-version: missing or unsupported version');
   if (!isObj(req.body)) return anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request.');
   const b = req.body;
+  if (counting) {
+    if (typeof b.model !== 'string' || !Array.isArray(b.messages)) return anthropicError(400, 'invalid_request_error', 'messages: Field required');
+    return { json: { input_tokens: anthropicCountFor(b) } };
+  }
   const problem = invalidRequest(b);
   if (problem) return anthropicError(400, 'invalid_request_error', problem);
   if (b.stream === true) return { sse: anthropicStreamEvents(b, cache) } satisfies SseReply;

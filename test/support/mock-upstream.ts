@@ -18,6 +18,8 @@ export interface ReceivedRequest {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   rawBody: string;
+  /** The body's bytes as received (a byte-for-byte check of what a gateway forwarded). */
+  rawBytes: Buffer;
   /** Date.now() when the request headers arrived (wall clock, comparable with the gateway process). */
   receivedAt: number;
   /** Date.now() when the client went away before the response finished, if it did. */
@@ -216,14 +218,15 @@ export async function startMockServer(opts: MockServerOptions): Promise<MockServ
   const sockets = new Set<net.Socket>();
   let handler: ReplySource | null = null;
 
-  function onBody(req: http.IncomingMessage, res: http.ServerResponse, rawBody: string, receivedAt: number): void {
+  function onBody(req: http.IncomingMessage, res: http.ServerResponse, rawBytes: Buffer, receivedAt: number): void {
+    const rawBody = rawBytes.toString('utf8');
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const current = handler;
     // Benchmark fast path: nothing to record or script.
     if (current === null && !record && opts.fastPath?.(method, url, rawBody, res)) return;
     const q = url.indexOf('?');
-    const rec: ReceivedRequest = { method, path: q === -1 ? url : url.slice(0, q), url, headers: req.headers, body: parseJson(rawBody), rawBody, receivedAt };
+    const rec: ReceivedRequest = { method, path: q === -1 ? url : url.slice(0, q), url, headers: req.headers, body: parseJson(rawBody), rawBody, rawBytes, receivedAt };
     defaultsOf.set(rec, opts.defaultReply);
     if (record) {
       requests.push(rec);
@@ -251,8 +254,7 @@ export async function startMockServer(opts: MockServerOptions): Promise<MockServ
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const raw = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      onBody(req, res, raw, receivedAt);
+      onBody(req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), receivedAt);
     });
   });
 

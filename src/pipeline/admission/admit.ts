@@ -3,7 +3,7 @@
 // (product.md §13), a 402 whose affordable_max_tokens is at least 1 becomes one more admission with the
 // output limit lowered to it.
 import type { HoldSizing } from '../../billing/insufficient-balance.js';
-import { sizeChatHold } from '../../billing/pricing.js';
+import { sizeChatHold, type CacheWriteHold } from '../../billing/pricing.js';
 import { GatewayError } from '../../errors.js';
 import type { JsonObject } from '../../json-object.js';
 import type { Route } from '../../routing/resolve-route.js';
@@ -20,6 +20,8 @@ export const CLAMPED_HEADER = 'x-tollgate-max-tokens-clamped';
 export interface HoldRequest {
   readonly route: Route;
   readonly inputTokens: number;
+  /** The prompt's cache-write prefix (Anthropic's cache_control), held at its write price; absent: none. */
+  readonly cacheWrite?: CacheWriteHold;
   /** Undefined for an API without output (embeddings). */
   readonly budget: OutputBudget | undefined;
   /** A growing hold: it starts at the first step of output (streams only, `billing.hold_mode: growing`). */
@@ -43,8 +45,9 @@ export function sizeHold(deps: PipelineDeps, hold: HoldRequest, budget: OutputBu
   return {
     rates: model.rates,
     inputTokens: hold.inputTokens,
+    ...(hold.cacheWrite ? { cacheWrite: hold.cacheWrite } : {}),
     n: choices,
-    hold: sizeChatHold(model.rates, hold.inputTokens, heldOutput, choices),
+    hold: sizeChatHold(model.rates, hold.inputTokens, heldOutput, choices, hold.cacheWrite),
     modelMaxOutput: budget ? model.maxOutputTokens : undefined,
   };
 }

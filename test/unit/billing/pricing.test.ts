@@ -102,6 +102,34 @@ describe('sizeChatHold', () => {
   });
 });
 
+describe('sizeChatHold with a cache-write prefix (Anthropic cache_control)', () => {
+  // $3 input, $15 output, $3.75 5-minute writes, $6 1-hour writes (nano per 1M tokens).
+  const CLAUDE: PriceRates = { input: 3_000_000_000n, output: 15_000_000_000n, cachedInput: 300_000_000n, cacheWrite: 3_750_000_000n, cacheWrite1h: 6_000_000_000n };
+
+  test('holds the prefix at the 5-minute write price and the rest at the input price', () => {
+    // 600 × 3.75 + 400 × 3 + 100 × 15 per 1M = 2_250_000 + 1_200_000 + 1_500_000
+    assert.equal(sizeChatHold(CLAUDE, 1000, 100, 1, { tokens: 600, oneHour: false }), 4_950_000);
+  });
+
+  test('holds the prefix at the 1-hour write price when a marker asks for one hour', () => {
+    // 600 × 6 + 400 × 3 + 100 × 15 per 1M
+    assert.equal(sizeChatHold(CLAUDE, 1000, 100, 1, { tokens: 600, oneHour: true }), 6_300_000);
+  });
+
+  test('never holds a prefix below the input price, nor more of it than the input', () => {
+    const cheapWrites: PriceRates = { ...CLAUDE, cacheWrite: 1n, cacheWrite1h: 1n };
+    assert.equal(sizeChatHold(cheapWrites, 1000, 100, 1, { tokens: 600, oneHour: true }), sizeChatHold(cheapWrites, 1000, 100, 1));
+    assert.equal(sizeChatHold(CLAUDE, 1000, 0, 1, { tokens: 5000, oneHour: false }), 3_750_000);
+  });
+
+  test('affordableMaxTokens leaves the prefix its write price', () => {
+    const cacheWrite = { tokens: 600, oneHour: true };
+    const hold = sizeChatHold(CLAUDE, 1000, 100, 1, cacheWrite);
+    assert.equal(affordableMaxTokens(CLAUDE, 1000, 1, hold, 4000, cacheWrite), 100);
+    assert.equal(affordableMaxTokens(CLAUDE, 1000, 1, hold - 1, 4000, cacheWrite), 99);
+  });
+});
+
 describe('sizeEmbeddingHold', () => {
   test('holds the counted input tokens at the input price', () => {
     // 1234 × $0.02 / 1M = 24_680 nano

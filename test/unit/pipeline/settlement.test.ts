@@ -14,6 +14,8 @@ const upstreamError = new GatewayError('upstream_error', { message: 'The upstrea
 const holdLost = new GatewayError('insufficient_balance', { message: 'the hold was lost' });
 const internal = new GatewayError('internal_error');
 const estimate = (output: number): TokenUsage => ({ input: INPUT, cachedInput: 0, output, reasoning: 0 });
+/** Anthropic's message_start counts, canonical: 1,000 cache reads and 300 1-hour writes inside the input. */
+const REPORTED_INPUT: TokenUsage = { input: 1321, cachedInput: 1000, output: 0, reasoning: 0, cacheWrite: 300, cacheWrite1h: 300 };
 const delivered = (n: number) => () => n;
 const streamed = (over: Partial<Extract<SettlementFacts, { phase: 'streamed' }>>): SettlementFacts => ({
   phase: 'streamed',
@@ -75,6 +77,17 @@ const CASES: ReadonlyArray<readonly [string, SettlementFacts, Settlement]> = [
   ],
   ['a stream whose hold was lost: the lost hold’s error, the usage it had', streamed({ holdLost, usage: null }), { kind: 'estimate', tokens: estimate(9), status: 402, failure: holdLost }],
   ['a growing hold that could not grow: the output delivered, 200', { phase: 'cut', clientGone: false, delivered: 30 }, { kind: 'estimate', tokens: estimate(30), status: 200 }],
+  [
+    'a stream without final usage whose upstream reported its input first (message_start): that input, exactly, and the output delivered',
+    streamed({ clientGone: true, usage: null, completed: false, sawFinish: false, knownInput: REPORTED_INPUT }),
+    { kind: 'estimate', tokens: { ...REPORTED_INPUT, output: 9, reasoning: 0 }, status: 499 },
+  ],
+  [
+    'a growing hold that could not grow, its upstream input reported: that input and the output delivered',
+    { phase: 'cut', clientGone: false, delivered: 30, knownInput: REPORTED_INPUT },
+    { kind: 'estimate', tokens: { ...REPORTED_INPUT, output: 30, reasoning: 0 }, status: 200 },
+  ],
+  ['a stream with its final usage: the usage, whatever input was reported first', streamed({ knownInput: REPORTED_INPUT }), { kind: 'exact', tokens: USAGE, status: 200 }],
   ['a growing hold that could not grow, client gone: the output delivered, 499', { phase: 'cut', clientGone: true, delivered: 30 }, { kind: 'estimate', tokens: estimate(30), status: 499 }],
   ['a bug before any upstream answered: released, 500', { phase: 'fault', served: false, delivered: delivered(0), heldOutput: 1000, failure: internal }, { kind: 'release', status: 500, failure: internal }],
   ['a bug after an upstream answered: the output delivered, 500', { phase: 'fault', served: true, delivered: delivered(25), heldOutput: 1000, failure: internal }, { kind: 'estimate', tokens: estimate(25), status: 500, failure: internal }],

@@ -147,3 +147,49 @@ describe('attemptStatusOf', () => {
     assert.equal(attemptStatusOf(new Error('x')), 502);
   });
 });
+
+describe('failureToGatewayError on a native cell (the failure keeps the upstream body)', () => {
+  const body = (type: string, message: string) => JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_up' });
+
+  test('every 4xx but the gateway-account ones keeps its status and carries the body as sent', () => {
+    for (const status of [400, 404, 409, 413, 422]) {
+      const text = body('invalid_request_error', `said ${status}`);
+      const error = failureToGatewayError(failure(status, { type: 'invalid_request_error', body: text }), PROVIDER);
+      assert.equal(error.code, 'upstream_rejected', String(status));
+      assert.equal(error.status, status);
+      assert.equal(error.upstreamBody, text);
+    }
+  });
+
+  test('401, 402 and 403 speak of the gateway account: a 502 without the body; 429 and 408 stay the gateway answers', () => {
+    for (const status of [401, 402, 403]) {
+      const error = failureToGatewayError(failure(status, { body: body('authentication_error', 'no') }), PROVIDER);
+      assert.equal(error.status, 502, String(status));
+      assert.equal(error.upstreamBody, undefined);
+    }
+    const limited = failureToGatewayError(failure(429, { retryAfter: '3', body: body('rate_limit_error', 'slow down') }), PROVIDER);
+    assert.deepEqual([limited.code, limited.upstreamBody, limited.headers], ['upstream_rate_limited', undefined, { 'retry-after': '3' }]);
+    assert.equal(failureToGatewayError(failure(408, { body: '{}' }), PROVIDER).code, 'upstream_timeout');
+  });
+
+  test('a 529 keeps its status and body; another 5xx is a 502 with the body', () => {
+    const overloaded = failureToGatewayError(failure(529, { type: 'overloaded_error', body: body('overloaded_error', 'Overloaded') }), PROVIDER);
+    assert.deepEqual([overloaded.code, overloaded.status], ['upstream_error', 529]);
+    assert.equal(overloaded.upstreamBody, body('overloaded_error', 'Overloaded'));
+    const failed = failureToGatewayError(failure(500, { type: 'api_error', body: body('api_error', 'Internal') }), PROVIDER);
+    assert.deepEqual([failed.status, failed.upstreamBody], [502, body('api_error', 'Internal')]);
+  });
+
+  test('without a body (a translated cell) nothing changes: a 409 or 529 is a 502 without a body', () => {
+    for (const status of [409, 529]) {
+      const error = failureToGatewayError(failure(status), PROVIDER);
+      assert.deepEqual([error.status, error.upstreamBody], [502, undefined], String(status));
+    }
+  });
+
+  test('the gateway key is redacted from a kept body', () => {
+    const error = failureToGatewayError(failure(400, { body: body('invalid_request_error', `bad key ${API_KEY}`) }), PROVIDER);
+    assert.ok(!error.upstreamBody!.includes(API_KEY));
+    assert.match(error.upstreamBody!, /\[redacted\]/);
+  });
+});

@@ -1,0 +1,171 @@
+// The input estimate of a Messages request (product.md §14, "Hold, Messages"), in the order the upstream
+// reads the prompt — tool definitions, system, messages — so that the part up to the last `cache_control`
+// marker, which the upstream may write to its prompt cache, is known too: the hold prices it at the
+// cache-write price (the 1-hour one if any marker asks for it). Counted: text, tool inputs and results,
+// thinking text (never signatures), tool definitions plus the model's tool overhead, images by their
+// size, PDFs by their pages.
+import type { InputCount } from '../../pipeline/client-api.js';
+import { isJsonObject } from '../../json-object.js';
+import { COUNT_BUDGET_MS, TokenTally } from '../../tokens/token-tally.js';
+import { BlockCounts, REMEMBERED_MIN_CHARS } from './block-counts.js';
+import { base64PdfTokens, imageSourceTokens, PDF_PAGE_TOKENS } from './media.js';
+
+/** Role markers and turn framing per message. */
+const TOKENS_PER_MESSAGE = 3;
+/** Above this many characters a structured value (a huge schema, a tool's input) is sized at 4 characters a token. */
+const BLOB_CHARS = 8_192;
+
+/** The counts of long repeated texts, shared by every request of this process. */
+const remembered = new BlockCounts();
+
+/** A prompt as fixed counts and texts, in reading order, with where its last cache marker stands. */
+class PromptParts {
+  private fixed = 0;
+  private readonly texts: string[] = [];
+  private marked: { readonly texts: number; readonly fixed: number } | undefined;
+  private oneHour = false;
+
+  add(tokens: number): void {
+    this.fixed += tokens;
+  }
+
+  text(value: unknown): void {
+    if (typeof value === 'string' && value.length > 0) this.texts.push(value);
+  }
+
+  /** A structured value the model reads as its JSON text. */
+  json(value: unknown): void {
+    if (value === undefined || value === null) return;
+    const text = JSON.stringify(value);
+    if (text.length > BLOB_CHARS) this.fixed += Math.ceil(text.length / 4);
+    else this.text(text);
+  }
+
+  /** What was added so far is a cache breakpoint when `cacheControl` is one. */
+  marker(cacheControl: unknown): void {
+    if (!isJsonObject(cacheControl)) return;
+    this.marked = { texts: this.texts.length, fixed: this.fixed };
+    if (cacheControl.ttl === '1h') this.oneHour = true;
+  }
+
+  async count(): Promise<InputCount> {
+    const tally = new TokenTally(COUNT_BUDGET_MS);
+    const marked = this.marked;
+    if (!marked) return { tokens: this.fixed + (await countTexts(tally, this.texts)) };
+    const prefix = marked.fixed + (await countTexts(tally, this.texts.slice(0, marked.texts)));
+    const tokens = prefix + (this.fixed - marked.fixed) + (await countTexts(tally, this.texts.slice(marked.texts)));
+    return { tokens, cacheWrite: { tokens: prefix, oneHour: this.oneHour } };
+  }
+}
+
+/** The tokens of `texts`, counted on `tally` (its time budget shared by the request) or remembered. */
+async function countTexts(tally: TokenTally, texts: readonly string[]): Promise<number> {
+  let total = 0;
+  const short: string[] = [];
+  for (const text of texts) {
+    if (text.length < REMEMBERED_MIN_CHARS) {
+      short.push(text);
+      continue;
+    }
+    const known = remembered.get(text);
+    if (known !== undefined) {
+      total += known;
+      continue;
+    }
+    const before = tally.total();
+    await tally.addAll([text]);
+    const count = tally.total() - before;
+    total += count;
+    // Only an exact count is remembered (past the time budget it is an estimate).
+    if (tally.exact) remembered.set(text, count);
+  }
+  const before = tally.total();
+  await tally.addAll(short);
+  return total + tally.total() - before;
+}
+
+function addDocument(parts: PromptParts, block: Record<string, unknown>): void {
+  const source = block.source;
+  parts.text(block.title);
+  parts.text(block.context);
+  if (!isJsonObject(source)) return parts.add(PDF_PAGE_TOKENS);
+  if (source.type === 'text') return parts.text(source.data);
+  if (source.type === 'content') return addContent(parts, source.content);
+  if (source.type === 'base64' && typeof source.data === 'string') return parts.add(base64PdfTokens(source.data));
+  // A URL or a file id: its pages are unknown here; one page is held.
+  parts.add(PDF_PAGE_TOKENS);
+}
+
+function addBlock(parts: PromptParts, block: unknown): void {
+  if (typeof block === 'string') return parts.text(block);
+  if (!isJsonObject(block)) return;
+  switch (block.type) {
+    case 'text':
+      parts.text(block.text);
+      break;
+    case 'image':
+      parts.add(imageSourceTokens(block.source));
+      break;
+    case 'document':
+      addDocument(parts, block);
+      break;
+    case 'tool_use':
+    case 'server_tool_use':
+      parts.text(block.name);
+      parts.json(block.input);
+      break;
+    case 'tool_result':
+      addContent(parts, block.content);
+      break;
+    case 'thinking':
+      // The signature is the upstream's proof of the text, not something the model reads.
+      parts.text(block.thinking);
+      break;
+    case 'redacted_thinking':
+      // Encrypted: sized, about 4 characters a token.
+      if (typeof block.data === 'string') parts.add(Math.ceil(block.data.length / 4));
+      break;
+    default: {
+      // Search results, server tool results and whatever comes next: their JSON, less any marker.
+      const { cache_control: _marker, ...rest } = block;
+      parts.json(rest);
+    }
+  }
+  parts.marker(block.cache_control);
+}
+
+function addContent(parts: PromptParts, content: unknown): void {
+  if (typeof content === 'string') parts.text(content);
+  else if (Array.isArray(content)) for (const block of content) addBlock(parts, block);
+}
+
+export interface MessagesInput {
+  readonly system?: unknown;
+  readonly messages: readonly unknown[];
+  readonly tools?: unknown;
+  readonly cache_control?: unknown;
+}
+
+/** The request's input estimate and its cache-write prefix; `toolOverhead` is added when tools are given. */
+export function countMessagesInput(body: MessagesInput, toolOverhead: number): Promise<InputCount> {
+  const parts = new PromptParts();
+  if (Array.isArray(body.tools) && body.tools.length > 0) {
+    // The tool-use instructions the upstream puts before the definitions.
+    parts.add(toolOverhead);
+    for (const tool of body.tools) {
+      if (!isJsonObject(tool)) continue;
+      const { cache_control: marker, ...definition } = tool;
+      parts.json(definition);
+      parts.marker(marker);
+    }
+  }
+  addContent(parts, body.system);
+  for (const message of body.messages) {
+    if (!isJsonObject(message)) continue;
+    parts.add(TOKENS_PER_MESSAGE);
+    addContent(parts, message.content);
+  }
+  // Automatic caching (a top-level cache_control) writes the whole prompt.
+  parts.marker(body.cache_control);
+  return parts.count();
+}

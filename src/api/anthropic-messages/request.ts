@@ -1,0 +1,56 @@
+// A Messages request to an upstream that speaks Messages (a native cell, product.md §14): the client's
+// body as it sent it, only `model` replaced, posted to the kind's Messages path with the client's
+// `anthropic-*` headers (anthropic-version defaulting to 2023-06-01). The client's credentials never go
+// upstream: the transport signs each attempt with the provider's own key.
+import type { ClientHeaders } from '../../pipeline/client-api.js';
+import type { UpstreamRequest } from '../../providers/types.js';
+import type { Candidate } from '../../routing/resolve-route.js';
+import { rawTextOf } from '../raw-body.js';
+import { replaceModel } from './model-splice.js';
+
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+
+/** How Messages reaches `candidate`: natively when the provider serves it; otherwise not yet (translation comes later). */
+export function messagesCellFor(candidate: Candidate): 'native' | undefined {
+  return candidate.provider.serves.includes('messages') ? 'native' : undefined;
+}
+
+/** The headers a native cell sends: the client's `anthropic-*` ones, as it sent them (never a credential). */
+export function forwardedHeaders(client: ClientHeaders, stream: boolean): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+  for (const name in client) {
+    if (!name.startsWith('anthropic-')) continue;
+    const value = client[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  headers['anthropic-version'] ??= DEFAULT_ANTHROPIC_VERSION;
+  return headers;
+}
+
+/**
+ * The body as the client sent it with `model` replaced; a body the gateway changed (a clamp lowered
+ * max_tokens, strip_fields removed a field) has no text kept with it and is serialised instead.
+ */
+export function forwardedBody(body: object & { model: string }, upstreamModel: string): string {
+  const raw = rawTextOf(body);
+  const spliced = raw === undefined ? undefined : raw.length > 0 && body.model === upstreamModel ? raw : replaceModel(raw, upstreamModel);
+  return spliced ?? JSON.stringify({ ...body, model: upstreamModel });
+}
+
+/** The native request to `candidate` at `path` under its base URL (the Messages path, or count_tokens beside it). */
+export function nativeRequest(body: object & { model: string }, candidate: Candidate, headers: ClientHeaders, stream: boolean, path: string): UpstreamRequest {
+  return {
+    method: 'POST',
+    path: `${candidate.target.provider.basePath}${path}`,
+    headers: forwardedHeaders(headers, stream),
+    body: forwardedBody(body, candidate.target.upstreamModel),
+    native: true,
+  };
+}
+
+/** The kind's Messages path (config only lets a provider serve Messages where its kind has one). */
+export function messagesPath(candidate: Candidate): string {
+  const path = candidate.adapter.nativePaths.messages;
+  if (path === undefined) throw new Error(`provider kind ${candidate.provider.kind} has no Messages path`);
+  return path;
+}
