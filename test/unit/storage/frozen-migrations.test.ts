@@ -24,6 +24,8 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     10: '7f6979922c9f4f3f14c217377aefc1445ef93823b46062a2e61e9300cc74fe42',
     11: '7535e8df76e8f7b7eac7cf91fb5d05927829057445d166e6598de8c4d4a2861f',
     12: 'd26a172589bf1846c7c48f68bb9d2cf0b536c97284a8fd0e7605218fee801221',
+    // 13: the usage rows' session id (the agent-infrastructure change; pinned with it).
+    14: '07a5325c36d2317b63e27a27899f729f4a614cfac3a2dd4e9875b040b6b950d6',
   },
   sqlite: {
     1: '6cd7b70ff49c1f5f3f680f40814dd3672d0e663598e42ae72bed489f76ae6029',
@@ -34,6 +36,8 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     6: 'bddcca601f45b2eb702b1b43008b8902d3b54ad0602c8f7844427e94c3268f22',
     7: 'fb66d3fe849bd65f79c9d9548104eecf167fac691bd1eb18dd06b560d4511d3d',
     8: '3d8b7c9f1ed3dd94f709f64fff9ca4e14f83894bdbac567052e3ef5411065cce',
+    // 9: the usage rows' session id (the agent-infrastructure change; pinned with it).
+    10: 'def6d04c2084a173a70e83ba379b3ecd173c38cbb19b6123989af33085066fd4',
   },
 };
 
