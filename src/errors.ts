@@ -64,6 +64,14 @@ export const ERROR_REGISTRY = {
     message: 'The model is not served on this endpoint.',
   },
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
+  // Responses API (product.md §14): a previous_response_id or item_reference this key never stored.
+  previous_response_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'No stored response or item with this id was made with this key.',
+  },
+  // A parameter the gateway does not serve on this endpoint (Responses: background, conversation, built-in tools).
+  unsupported_parameter: { status: 400, type: 'invalid_request_error', message: 'This parameter is not supported.' },
   key_not_found: { status: 404, type: 'invalid_request_error', message: 'No such key.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
@@ -113,6 +121,8 @@ export interface GatewayErrorOptions {
   type?: string;
   metadata?: Record<string, unknown>;
   headers?: Record<string, string>;
+  /** A native cell's upstream error body, answered as it came (with `status`) instead of the envelope. */
+  upstreamBody?: string;
   cause?: unknown;
 }
 
@@ -124,6 +134,7 @@ export class GatewayError extends Error {
   readonly wireCode: string | null;
   readonly metadata: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly upstreamBody: string | undefined;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     const spec: ErrorSpec = ERROR_REGISTRY[code];
@@ -136,6 +147,7 @@ export class GatewayError extends Error {
     this.wireCode = options.wireCode === undefined ? code : options.wireCode;
     this.metadata = options.metadata;
     this.headers = options.headers;
+    this.upstreamBody = options.upstreamBody;
   }
 
   /** The convention's envelope: all four keys present, metadata only when set. */

@@ -40,25 +40,33 @@ export function toResponseError(error: unknown, log: Logger, requestId: string):
   return new GatewayError('internal_error');
 }
 
-/** The answer to an error: its status and headers, and `body` (the error in the API's envelope). */
+/**
+ * The answer to an error: its status and headers, and `body` (the error in the API's envelope) — or, for
+ * an upstream's own error in a native cell, that upstream's body as it came.
+ */
 export function sendError(reply: FastifyReply, error: GatewayError, body: unknown): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  return reply.code(error.status).type('application/json').send(JSON.stringify(body));
+  return reply.code(error.status).type('application/json').send(error.upstreamBody ?? JSON.stringify(body));
 }
 
 /**
  * A Fastify error handler answering in `envelope` (each client API has its own; the rest answer in the
  * OpenAI one): the key's x-ratelimit-* headers, the error mapped to the registry, remembered for the
  * request's outcome, and — for a body refused as too large — the rest of the body read first, so that the
- * client, still sending, reads the answer.
+ * client, still sending, reads the answer. `recast`: the API's own status and codes for an error.
  */
-export function errorRenderer(deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>, envelope: (error: GatewayError) => unknown) {
+export function errorRenderer(
+  deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>,
+  envelope: (error: GatewayError) => unknown,
+  recast?: (error: GatewayError) => GatewayError,
+) {
   return async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     const rendered = toResponseError(error, deps.log, request.id);
     request.answeredError = rendered;
     if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
-    return sendError(reply, rendered, envelope(rendered));
+    const answered = recast ? recast(rendered) : rendered;
+    return sendError(reply, answered, envelope(answered));
   };
 }
 

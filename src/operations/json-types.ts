@@ -140,7 +140,7 @@ export type UsageJson = {
   usage_source: 'upstream' | 'estimated' | 'none';
   attempts: UsageAttemptJson[];
   /** The client API the request came through. */
-  endpoint: 'chat' | 'embeddings' | null;
+  endpoint: 'chat' | 'embeddings' | 'responses' | null;
   /** The error envelope's `code` when the request failed (`insufficient_balance`, `upstream_error`, ...). */
   error_code: string | null;
   error_message: string | null;

@@ -46,7 +46,7 @@ function time(field: string, value: unknown): number | undefined {
 }
 
 const STATUS_CLASSES: ReadonlySet<string> = new Set(['2xx', '4xx', '5xx', 'error']);
-const ENDPOINTS: ReadonlySet<string> = new Set<UsageEndpoint>(['chat', 'embeddings']);
+const ENDPOINTS: ReadonlySet<string> = new Set<UsageEndpoint>(['chat', 'embeddings', 'responses']);
 
 /** One HTTP status (`402`), a class (`2xx`, `4xx`, `5xx`) or `error` (every status from 400). */
 function statusFilterOf(value: unknown): StatusFilter | undefined {

@@ -11,15 +11,21 @@ import type { ClientRequest, PipelineDeps } from './deps.js';
 /** Error bodies are read for their message only; more than this is cut off. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
-/** Reads an upstream error response into the adapter's UpstreamFailure. */
-export async function readUpstreamFailure(candidate: Candidate, response: UpstreamResponse, signal: AbortSignal): Promise<UpstreamFailureError> {
+/**
+ * Reads an upstream error response into the adapter's UpstreamFailure; for a native cell's request
+ * (`native`) the body is kept as it came, for the client (upstream-error.ts decides when it is answered).
+ */
+export async function readUpstreamFailure(candidate: Candidate, response: UpstreamResponse, signal: AbortSignal, native = false): Promise<UpstreamFailureError> {
   let text = '';
+  let whole = true;
   try {
     text = (await readBody(response, ERROR_BODY_LIMIT, signal)).toString('utf8');
   } catch (error) {
     if (!(error instanceof TransportError) || error.reason !== 'too-large') throw error;
+    whole = false;
   }
-  return new UpstreamFailureError(candidate.adapter.parseError(response.status, text, response.headers));
+  const failure = candidate.adapter.parseError(response.status, text, response.headers);
+  return new UpstreamFailureError(native && whole ? { ...failure, body: text } : failure);
 }
 
 export async function fetchUpstreamJson(
@@ -32,7 +38,7 @@ export async function fetchUpstreamJson(
   const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, undefined, stopper);
   try {
     const response = await deps.transport.send(candidate.provider, request, attempt.signal);
-    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal, request.native);
     const raw = await readBody(response, deps.config.server.maxUpstreamBodyBytes, attempt.signal);
     let json: unknown;
     try {

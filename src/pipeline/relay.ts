@@ -14,6 +14,7 @@ import type { ClientApi } from './client-api.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { closeAfterFault, closeBeforeOutput, type FlowResult, type FlowState } from './flow.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
+import { recordStoredIds } from './stored-ids.js';
 import { toGatewayError } from './upstream-error.js';
 import { UpstreamStream } from './upstream-stream.js';
 
@@ -91,10 +92,11 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
       };
   const settlement = decideSettlement(facts, flow.hold.inputTokens);
   const charge = await flow.reservation.close(settlement, flow.draft);
+  await recordStoredIds(deps, client, flow.draft, charge, stream.client.stored?.());
   const report = { billed: charge.record, firstTokenAt: flow.draft.firstTokenAt! };
   if (client.signal.aborted) return { ok: true, answer: { kind: 'streamed' }, report };
   if (cut) sink.end(stream.client.cut(charge, cut.choices));
-  else if (settlement.failure) sink.end(stream.client.error(settlement.failure));
+  else if (settlement.failure) sink.end(stream.client.error(settlement.failure, charge));
   else sink.end(stream.client.final(charge));
   return { ok: true, answer: { kind: 'streamed' }, report };
 }
@@ -114,8 +116,9 @@ async function openStream<Body extends JsonObject>(
   const attempt = new AttemptSignal(client.signal, candidate.provider.timeouts.totalMs, drainPermit(deps, candidate), flow.reservation);
   let stream: UpstreamStream | undefined;
   try {
-    const response = await deps.transport.send(candidate.provider, flow.plan.requestFor(candidate), attempt.signal);
-    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal);
+    const request = flow.plan.requestFor(candidate);
+    const response = await deps.transport.send(candidate.provider, request, attempt.signal);
+    if (response.status >= 300) throw await readUpstreamFailure(candidate, response, attempt.signal, request.native);
     stream = new UpstreamStream(candidate, api.openStream(flow.body, candidate, client.requestId), response, attempt);
     let firstFrames = '';
     const frames = stream.client;

@@ -15,6 +15,7 @@ import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { closeAfterFault, closeBeforeOutput, type FlowResult, type FlowState } from './flow.js';
 import { streamAnswer } from './relay.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
+import { recordStoredIds } from './stored-ids.js';
 
 export async function runRequest<Body extends JsonObject>(
   api: ClientApi<Body>,
@@ -25,8 +26,11 @@ export async function runRequest<Body extends JsonObject>(
 ): Promise<FlowResult> {
   let flow: FlowState<Body> | undefined;
   try {
-    const route = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
-    const inputTokens = await api.countInput(body);
+    const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
+    // State an upstream keeps for the request (a stored response it names) pins it and adds its context.
+    const bound = api.bind ? await api.bind(body, resolved, client, deps) : undefined;
+    const route = bound?.route ?? resolved;
+    const inputTokens = (await api.countInput(body)) + (bound?.contextTokens ?? 0);
     const budget = api.outputBudget(body, route.model.maxOutputTokens);
     const hold: HoldRequest = { route, inputTokens, budget, growing: deps.config.billing.holdMode === 'growing' && budget !== undefined && api.streams(body) };
     if (client.dryRun) {
@@ -59,6 +63,7 @@ async function wholeAnswer<Body extends JsonObject>(api: ClientApi<Body>, deps: 
   flow.delivered = answer.delivered;
   const facts: SettlementFacts = { phase: 'answered', usage: answer.usage?.tokens ?? null, delivered: answer.delivered };
   const charge = await flow.reservation.close(decideSettlement(facts, flow.hold.inputTokens), flow.draft);
+  await recordStoredIds(deps, client, flow.draft, charge, answer.stored?.());
   const body = api.answerWith(answer, charge);
   return { ok: true, answer: { kind: 'json', body }, report: { billed: charge.record, ...(deps.config.log.bodies ? { answer: body } : {}) } };
 }

@@ -12,7 +12,34 @@ function redact(message: string, provider: ProviderConfig): string {
   return provider.apiKey.length >= 8 ? message.split(provider.apiKey).join('[redacted]') : message;
 }
 
+/**
+ * A native cell's upstream 4xx, answered as it came — status and body (product.md §14: clients recover by
+ * the upstream's own wording). Not 401/403 (the gateway's credentials), 402 (the gateway's account), 408
+ * or 429 (the upstream's limits, retried or failed over): those keep their mapping. Undefined otherwise,
+ * and for a body that is not a JSON object (a proxy's page is no answer in the client's API).
+ */
+export function verbatimUpstreamError(failure: UpstreamFailure, provider: ProviderConfig): GatewayError | undefined {
+  const { status, body } = failure;
+  if (body === undefined || status < 400 || status >= 500 || [401, 402, 403, 408, 429].includes(status)) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  } catch {
+    return undefined;
+  }
+  return new GatewayError('upstream_rejected', {
+    status,
+    message: redact(failure.message, provider),
+    type: failure.type ?? 'invalid_request_error',
+    wireCode: failure.code ?? 'upstream_error',
+    param: failure.param ?? null,
+    upstreamBody: redact(body, provider),
+  });
+}
+
 export function failureToGatewayError(failure: UpstreamFailure, provider: ProviderConfig): GatewayError {
+  const verbatim = verbatimUpstreamError(failure, provider);
+  if (verbatim) return verbatim;
   const message = redact(failure.message, provider);
   if (KEEPS_STATUS.has(failure.status)) {
     return new GatewayError('upstream_rejected', {

@@ -23,6 +23,8 @@ export interface UpstreamRequest {
   readonly body: string | undefined;
   /** Convention fields the upstream's API has no place for, dropped (logged at debug, listed in docs/adr). */
   readonly dropped?: readonly string[];
+  /** A native cell's request (the upstream speaks the client's API): its 4xx answers reach the client as they came. */
+  readonly native?: boolean;
 }
 
 /**
@@ -62,6 +64,8 @@ export interface UpstreamFailure {
   readonly param: string | undefined;
   /** Seconds or HTTP-date, as the upstream sent it. */
   readonly retryAfter: string | undefined;
+  /** The upstream's error body as it came, kept for a native cell's request (UpstreamRequest.native). */
+  readonly body?: string;
 }
 
 /** Thrown by translators when the upstream reports an error, or sends something that is not its API. */

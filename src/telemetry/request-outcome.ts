@@ -14,7 +14,7 @@ const MAX_REQUESTED_MODEL = 200;
 type OutcomeFields = Pick<UsageRecord, 'endpoint' | 'errorCode' | 'errorMessage' | 'durationMs' | 'firstTokenMs'>;
 
 /** The client API endpoints, as metrics labels (any other /v1 path: 'other'). */
-export type Endpoint = 'chat_completions' | 'embeddings' | 'models' | 'key' | 'other';
+export type Endpoint = 'chat_completions' | 'embeddings' | 'responses' | 'models' | 'key' | 'other';
 
 /** A request's client API and arrival (performance.now()). */
 export interface RequestTiming {
