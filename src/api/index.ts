@@ -3,6 +3,12 @@
 import type { ClientApiRoutes } from '../http/deps.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiEmbeddings } from './openai-embeddings/index.js';
+import { openaiResponses } from './openai-responses/index.js';
+import { registerResponsesRoutes } from './openai-responses/routes.js';
 import { clientApiRoutes } from './route.js';
 
-export const CLIENT_APIS: readonly ClientApiRoutes[] = [clientApiRoutes(openaiChat), clientApiRoutes(openaiEmbeddings)];
+export const CLIENT_APIS: readonly ClientApiRoutes[] = [
+  clientApiRoutes(openaiChat),
+  clientApiRoutes(openaiEmbeddings),
+  clientApiRoutes(openaiResponses, registerResponsesRoutes),
+];

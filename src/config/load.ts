@@ -168,6 +168,7 @@ function normaliseModel(
     displayPrice: price.display,
     contextWindow: m.context_window,
     maxOutputTokens: m.max_output_tokens,
+    allowServerTools: m.allow_server_tools,
   };
 }
 

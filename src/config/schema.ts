@@ -121,6 +121,8 @@ const modelSchema = z.strictObject({
   }),
   context_window: positiveInt.optional(),
   max_output_tokens: positiveInt.optional(),
+  /** Let requests use the upstream's own server-run tools (web search, code interpreter, ...): billed only by tokens today. */
+  allow_server_tools: z.boolean().default(false),
 });
 
 /** A per-key limit's default: a positive integer, or absent/null for none. */

@@ -105,6 +105,8 @@ export interface ModelConfig {
   readonly contextWindow: number | undefined;
   /** Always set for chat models (the hold needs it). */
   readonly maxOutputTokens: number | undefined;
+  /** Requests may use the upstream's server-run tools (Responses built-in tools, Anthropic server tools). */
+  readonly allowServerTools: boolean;
 }
 
 /** A model that is not offered because no upstream of it can be called. */
