@@ -295,7 +295,7 @@ export function mockDefault(mock: MockResponses, req: ReceivedRequest): MockRepl
  * `backup` (kind openai, two accounts of the mock, retries 0) and `compat` (openai-compatible: chat only),
  * and these models at TEST_PRICES, max_output_tokens 1000, context_window 8000:
  *   gpt-resp (openai, upstream gpt-4o-mini), gpt-5-test (openai, upstream o4-mini-reasoning: a reasoning
- *   item first), gpt-pair (openai then backup, fallback), gpt-chat-only (compat), gpt-tools (openai,
+ *   item first), gpt-pair and gpt-5-pair (the same, openai then backup, fallback), gpt-chat-only (compat), gpt-tools (openai,
  *   allow_server_tools: true), gpt-compat-resp (compat-resp: openai-compatible declaring serves responses).
  * `{{DB}}` is the database, as in mockConfig; `extra` is appended (top-level keys).
  */
@@ -327,6 +327,7 @@ models:
   gpt-resp:${model('[{ provider: openai, model: gpt-4o-mini }]')}
   gpt-5-test:${model('[{ provider: openai, model: o4-mini-reasoning }]')}
   gpt-pair:${model('[{ provider: openai, model: gpt-4o-mini }, { provider: backup, model: gpt-4o-mini }]')}
+  gpt-5-pair:${model('[{ provider: openai, model: o4-mini-reasoning }, { provider: backup, model: o4-mini-reasoning }]')}
   gpt-chat-only:${model('[{ provider: compat, model: gpt-4o-mini }]')}
   gpt-tools:${model('[{ provider: openai, model: gpt-4o-mini }]', '\n    allow_server_tools: true')}
   gpt-compat-resp:${model('[{ provider: compat-resp, model: gpt-4o-mini }]')}
