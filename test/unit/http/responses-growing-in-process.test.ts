@@ -33,7 +33,7 @@ describe('a Responses stream cut by a growing hold (in process)', () => {
     upstream.handle((req) => {
       const events = responseEvents(req.body).filter((e) => e.type !== 'response.output_text.delta');
       const at = events.findIndex((e) => e.type === 'response.output_text.done');
-      const item = events.find((e) => e.type === 'response.output_item.added')!.item;
+      const item = events.find((e) => e.type === 'response.output_item.added')!.item as { id: string };
       const deltas = Array.from({ length: 200 }, () => ({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta: ' w', logprobs: [] }));
       const all = [...events.slice(0, at), ...deltas, ...events.slice(at)].map((e, i) => ({ ...e, sequence_number: i }));
       return slowDrip(2, { sse: sseOfEvents(all), headers: { ...UPSTREAM_HEADERS } })(req, undefined as never);
