@@ -4,7 +4,8 @@
 //   test/storage               a real PostgreSQL or Redis
 //   test/e2e                   the built gateway (dist/, so `npm run build` first), spawned as processes
 //
-//   node scripts/run-tests.mjs                every file, one at a time (npm test, after the build)
+//   node scripts/run-tests.mjs                every file (npm test, after the build): the three sets below in turn,
+//                                             each at its own concurrency
 //   node scripts/run-tests.mjs --unit         test/unit + test/contract, one file per core at a time
 //   node scripts/run-tests.mjs --storage      test/storage
 //   node scripts/run-tests.mjs --e2e          test/e2e, one at a time (their timing tests assume it)
@@ -23,7 +24,6 @@ const SETS = {
   '--storage': { dirs: ['test/storage'], concurrency: CORES },
   '--e2e': { dirs: ['test/e2e'], concurrency: 1 },
 };
-const ALL = { dirs: ['test'], concurrency: 1 };
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -42,23 +42,33 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const filters = args.filter((a) => !a.startsWith('--'));
-const chosen = sets.length > 0 ? sets : [ALL];
-const concurrency = concurrencyArg ? Number(concurrencyArg.slice('--concurrency='.length)) : Math.min(...chosen.map((s) => s.concurrency));
-if (!Number.isInteger(concurrency) || concurrency < 1) {
+const forced = concurrencyArg ? Number(concurrencyArg.slice('--concurrency='.length)) : undefined;
+if (forced !== undefined && (!Number.isInteger(forced) || forced < 1)) {
   console.error(`bad ${concurrencyArg}: a whole number of files at a time, at least 1`);
   process.exit(2);
 }
-const files = chosen
-  .flatMap((s) => s.dirs.flatMap(find))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
-if (files.length === 0) {
+const matching = (set) =>
+  set.dirs
+    .flatMap(find)
+    .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+    .sort();
+
+/** One node:test run of `files`, `concurrency` at a time; its exit status. */
+function run(files, concurrency) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files], {
+    stdio: 'inherit',
+  });
+  return result.status ?? 1;
+}
+
+// Sets named on the line run together, at the lowest of their concurrencies. Without one (npm test), each
+// set runs in turn at its own: the files that need nothing but their process and those with their own
+// schema run side by side, the end-to-end files one at a time — and every set runs even if one failed.
+const phases = sets.length > 0 ? [{ files: sets.flatMap(matching), concurrency: Math.min(...sets.map((s) => s.concurrency)) }] : Object.values(SETS).map((set) => ({ files: matching(set), concurrency: set.concurrency }));
+if (phases.every((phase) => phase.files.length === 0)) {
   console.error('no test files matched', args);
   process.exit(1);
 }
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files],
-  { stdio: 'inherit' },
-);
-process.exit(result.status ?? 1);
+let status = 0;
+for (const phase of phases) if (phase.files.length > 0) status = run(phase.files, forced ?? phase.concurrency) || status;
+process.exit(status);
