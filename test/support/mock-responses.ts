@@ -246,7 +246,8 @@ export function openaiError(status: number, message: string, fields: { type?: st
 
 /** The mock's answer to one request: auth, the stored ids it names, then the response (stored unless store is false). */
 function defaultResponsesReply(mock: MockResponses, req: ReceivedRequest): MockReply {
-  const account = req.headers.authorization ?? '';
+  // Azure's deployments take the key in api-key; the same two accounts.
+  const account = typeof req.headers['api-key'] === 'string' ? `Bearer ${req.headers['api-key']}` : (req.headers.authorization ?? '');
   if (!ACCOUNTS.has(account)) return openaiError(401, 'Incorrect API key provided.', { code: 'invalid_api_key' });
   const body: Obj = isObj(req.body) ? req.body : {};
   if (req.method === 'POST' && req.path.endsWith('/responses/input_tokens')) {
@@ -296,7 +297,8 @@ export function mockDefault(mock: MockResponses, req: ReceivedRequest): MockRepl
  * and these models at TEST_PRICES, max_output_tokens 1000, context_window 8000:
  *   gpt-resp (openai, upstream gpt-4o-mini), gpt-5-test (openai, upstream o4-mini-reasoning: a reasoning
  *   item first), gpt-pair and gpt-5-pair (the same, openai then backup, fallback), gpt-chat-only (compat), gpt-tools (openai,
- *   allow_server_tools: true), gpt-compat-resp (compat-resp: openai-compatible declaring serves responses).
+ *   allow_server_tools: true), gpt-compat-resp (compat-resp: openai-compatible declaring serves responses),
+ *   gpt-azure (azure: kind azure-openai at the mock's origin, deployment my-gpt-deployment).
  * `{{DB}}` is the database, as in mockConfig; `extra` is appended (top-level keys).
  */
 export function responsesConfig(mock: { url: string }, extra = ''): string {
@@ -323,6 +325,11 @@ providers:
   backup:${provider('openai', RESPONSES_BACKUP_KEY)}
   compat:${provider('openai-compatible', RESPONSES_MOCK_KEY)}
   compat-resp:${provider('openai-compatible', RESPONSES_MOCK_KEY, '\n    serves: [chat, responses]')}
+  azure:
+    kind: azure-openai
+    base_url: ${mock.url.replace(/\/v1$/, '')}
+    api_key: ${RESPONSES_MOCK_KEY}
+    retries: 0
 models:
   gpt-resp:${model('[{ provider: openai, model: gpt-4o-mini }]')}
   gpt-5-test:${model('[{ provider: openai, model: o4-mini-reasoning }]')}
@@ -331,5 +338,6 @@ models:
   gpt-chat-only:${model('[{ provider: compat, model: gpt-4o-mini }]')}
   gpt-tools:${model('[{ provider: openai, model: gpt-4o-mini }]', '\n    allow_server_tools: true')}
   gpt-compat-resp:${model('[{ provider: compat-resp, model: gpt-4o-mini }]')}
+  gpt-azure:${model('[{ provider: azure, model: my-gpt-deployment }]')}
 ${extra}`;
 }

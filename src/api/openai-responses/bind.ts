@@ -1,13 +1,14 @@
 // What a Responses request needs once its model is known (the port's `bind`, product.md §14):
 //  - built-in tools run on the upstream's servers and are billed there beyond tokens: refused with a 400
 //    naming the tool unless the model sets `allow_server_tools: true`;
-//  - a `previous_response_id` or an `item_reference` names state one upstream account stored: the key
+//  - a `previous_response_id` or an `item_reference` (or a reasoning item by id alone) names state one
+//    upstream account stored: the key
 //    must have recorded it (else 404 previous_response_not_found, before any hold or upstream call), the
 //    request is pinned to that account (no fallback to another, which would not know the id), and its
 //    hold adds the context the id stands for — the response's input and output for a previous response,
 //    the output of the response an item came from for an item reference.
 import { GatewayError } from '../../errors.js';
-import { isJsonObject } from '../../json-object.js';
+import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { ModelConfig } from '../../config/types.js';
 import type { Binding } from '../../pipeline/client-api.js';
 import type { ClientRequest, PipelineDeps } from '../../pipeline/deps.js';
@@ -78,13 +79,22 @@ function namedIds(body: ResponsesBody): Named[] {
   if (typeof body.previous_response_id === 'string') named.push({ id: body.previous_response_id, param: 'previous_response_id' });
   if (Array.isArray(body.input)) {
     body.input.forEach((item: unknown, index) => {
-      if (isJsonObject(item) && item.type === 'item_reference' && typeof item.id === 'string') named.push({ id: item.id, param: `input[${index}].id` });
+      if (isJsonObject(item) && typeof item.id === 'string' && refersToStored(item)) named.push({ id: item.id, param: `input[${index}].id` });
     });
   }
   if (named.length > MAX_REFERENCES) {
     throw new GatewayError('invalid_request', { param: 'input', message: `A request may name at most ${MAX_REFERENCES} stored items; send their content instead.` });
   }
   return named;
+}
+
+/**
+ * An input item the upstream resolves from what it stored: an `item_reference`, or a reasoning item sent
+ * by id without its `encrypted_content` (with `store` on, the upstream reads the stored reasoning) — so a
+ * key can only name stored items it made.
+ */
+function refersToStored(item: JsonObject): boolean {
+  return item.type === 'item_reference' || (item.type === 'reasoning' && (item.encrypted_content === undefined || item.encrypted_content === null));
 }
 
 /**

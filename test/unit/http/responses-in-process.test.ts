@@ -102,6 +102,16 @@ describe('POST /v1/responses, native cells (in process)', () => {
     for (const header of ['x-api-key', 'api-key', 'cookie']) assert.equal(received.headers[header], undefined, `no client ${header}`);
   });
 
+  test("azure-openai: the body goes to {endpoint}/openai/v1/responses with the deployment as model, the key in api-key", async () => {
+    const res = await gw.call('POST', '/responses', { key, body: { model: 'gpt-azure', input: INPUT } });
+    assert.equal(res.statusCode, 200, res.body);
+    const received = upstream.requests[0]!;
+    assert.equal(received.path, '/openai/v1/responses');
+    assert.equal(received.body.model, 'my-gpt-deployment');
+    assert.equal(received.headers['api-key'], RESPONSES_MOCK_KEY);
+    assert.equal(received.headers.authorization, undefined);
+  });
+
   test('a body the gateway changed (a clamp) is serialised again, with the upstream model', async () => {
     const issued = await gw.issueKey({ name: 'clamped', balance: 600_000 });
     const res = await gw.call('POST', '/responses', { key: issued.secret, headers: { 'x-tollgate-max-tokens': 'clamp' }, body: { model: 'gpt-resp', input: INPUT, max_output_tokens: 1000 } });
@@ -326,7 +336,12 @@ describe('POST /v1/responses, native cells (in process)', () => {
     assertErrorAnswer(await gw.call('POST', '/responses', { key: other, body: { model: 'gpt-resp', input: INPUT, previous_response_id: made.id } }), 404, 'previous_response_not_found');
     const unknownItem = await gw.call('POST', '/responses', { key, body: { model: 'gpt-resp', input: [...INPUT, { type: 'item_reference', id: 'msg_never' }] } });
     assert.equal(assertErrorAnswer(unknownItem, 404, 'previous_response_not_found').param, 'input[1].id');
-    assert.equal(upstream.requests.length, 1, 'only the request that made the response reached the upstream');
+    // A reasoning item by id alone is resolved upstream from what it stored: the same rule.
+    const byId = await gw.call('POST', '/responses', { key: other, body: { model: 'gpt-resp', input: [{ type: 'reasoning', id: 'rs_someone_elses', summary: [] }, ...INPUT] } });
+    assert.equal(assertErrorAnswer(byId, 404, 'previous_response_not_found').param, 'input[0].id');
+    const withContent = await gw.call('POST', '/responses', { key: other, body: { model: 'gpt-resp', store: false, input: [{ type: 'reasoning', id: 'rs_x', summary: [], encrypted_content: 'gAAAA' }, ...INPUT] } });
+    assert.equal(withContent.statusCode, 200, 'a reasoning item that carries its encrypted content names nothing stored');
+    assert.equal(upstream.requests.length, 2, 'only the requests that named nothing unknown reached the upstream');
   });
 
   test('a continuation is pinned to the account that made the response (no fallback), and holds the recorded context', async () => {
