@@ -24,6 +24,7 @@ import {
   type MockResponses,
 } from '../../support/mock-responses.js';
 import { assertMatchesSchema } from '../../support/openapi.js';
+import { openSqliteFile } from '../../../src/storage/sqlite/driver.js';
 import type { UsageRecord } from '../../../src/storage/types.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers and events are arbitrary JSON
@@ -301,6 +302,22 @@ describe('POST /v1/responses, native cells (in process)', () => {
     const res = await gw.call('POST', '/responses', { key: slow, body: { model: 'gpt-resp', input: INPUT } });
     assertErrorAnswer(res, 429, 'rate_limited');
     assert.ok(Number(res.headers['retry-after']) >= 1);
+  });
+
+  test('a ledger that cannot be written: 503 ledger_unavailable with retry-after, and no upstream call', async () => {
+    // Another connection holds SQLite's write lock until the answer arrives (the gateway waits 1 s for it).
+    const db = openSqliteFile(gw.dbPath);
+    let res: LightMyRequestResponse;
+    try {
+      db.exec('BEGIN EXCLUSIVE');
+      res = await gw.call('POST', '/responses', { key, body: { model: 'gpt-resp', input: INPUT } });
+    } finally {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      db.close();
+    }
+    assertErrorAnswer(res, 503, 'ledger_unavailable');
+    assert.ok(Number(res.headers['retry-after']) >= 1);
+    assert.equal(upstream.requests.length, 0, 'fail closed');
   });
 
   test('a dry run answers a quote with the input count and the hold at the model max output; no hold, no upstream call', async () => {
