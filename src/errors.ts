@@ -64,6 +64,14 @@ export const ERROR_REGISTRY = {
     message: 'The model is not served on this endpoint.',
   },
   not_found: { status: 404, type: 'invalid_request_error', message: 'No such route.' },
+  // Responses API (product.md §14): a previous_response_id or item_reference this key never stored.
+  previous_response_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'No stored response or item with this id was made with this key.',
+  },
+  // A parameter the gateway does not serve on this endpoint (Responses: background, conversation, built-in tools).
+  unsupported_parameter: { status: 400, type: 'invalid_request_error', message: 'This parameter is not supported.' },
   key_not_found: { status: 404, type: 'invalid_request_error', message: 'No such key.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.

@@ -63,7 +63,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   };
   const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
   const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds), () => database.reachable);
-  const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log);
+  const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log, store.responses);
   const outcomes = new OutcomeRecorder(store.usage, log, { dropped: (rows) => metrics.usageRowsDropped(rows) });
   const inFlight = new InFlightRequests();
   const drains = new DrainSlots();
@@ -82,6 +82,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     limiter,
     keys: store.keys,
     idempotency: store.idempotency,
+    responseState: store.responses,
     store,
     inFlight,
     isClosing: () => closing,

@@ -5,6 +5,13 @@ import { anthropicMessages } from './anthropic-messages/index.js';
 import { registerCountTokens } from './anthropic-messages/count-tokens.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiEmbeddings } from './openai-embeddings/index.js';
+import { openaiResponses } from './openai-responses/index.js';
+import { registerResponsesRoutes } from './openai-responses/routes.js';
 import { clientApiRoutes } from './route.js';
 
-export const CLIENT_APIS: readonly ClientApiRoutes[] = [clientApiRoutes(openaiChat), clientApiRoutes(openaiEmbeddings), clientApiRoutes(anthropicMessages, registerCountTokens)];
+export const CLIENT_APIS: readonly ClientApiRoutes[] = [
+  clientApiRoutes(openaiChat),
+  clientApiRoutes(openaiEmbeddings),
+  clientApiRoutes(anthropicMessages, registerCountTokens),
+  clientApiRoutes(openaiResponses, registerResponsesRoutes),
+];

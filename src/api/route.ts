@@ -26,7 +26,7 @@ export function clientApiRoutes<Body extends JsonObject>(api: ClientApi<Body>, m
     endpoint: api.endpoint,
     register(v1: FastifyInstance, deps: ServerDeps): void {
       v1.register(async function clientApiPlugin(scope) {
-        scope.setErrorHandler(errorRenderer(deps, (error, requestId) => api.envelope(error, requestId)));
+        scope.setErrorHandler(errorRenderer(deps, (error, requestId) => api.envelope(error, requestId), api.errorFor?.bind(api)));
         scope.post(api.path, (request, reply) => handle(api, deps, request, reply));
         more?.(scope, deps);
       });

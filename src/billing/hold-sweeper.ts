@@ -1,8 +1,8 @@
 // Releases holds whose expiry has passed (a crashed process, a request that never settled), so no
-// hold outlives its TTL by more than one sweep interval; and deletes Idempotency-Key records past
-// their keeping time.
+// hold outlives its TTL by more than one sweep interval; and deletes Idempotency-Key records and stored
+// Responses ids past their keeping time.
 import type { Logger } from 'pino';
-import type { IdempotencyStore, LedgerStore } from '../storage/types.js';
+import type { IdempotencyStore, LedgerStore, ResponseStateStore } from '../storage/types.js';
 
 const BATCH = 500;
 
@@ -15,6 +15,7 @@ export class HoldSweeper {
     private readonly idempotency: IdempotencyStore,
     private readonly intervalSeconds: number,
     private readonly log: Logger,
+    private readonly responses?: ResponseStateStore,
   ) {}
 
   start(): void {
@@ -52,8 +53,23 @@ export class HoldSweeper {
         if (batch < BATCH) break;
       }
       if (forgotten > 0) this.log.debug({ forgotten }, 'sweeper: deleted expired Idempotency-Key records');
+      const responses = this.responses;
+      if (responses) {
+        const deleted = await drain((limit) => responses.expire(Date.now(), limit));
+        if (deleted > 0) this.log.debug({ deleted }, 'sweeper: deleted expired Responses ids');
+      }
     } catch (error) {
       this.log.error({ err: error }, 'sweeper: failed');
     }
+  }
+}
+
+/** Runs a batched delete until a batch comes back short; returns how many it deleted in all. */
+async function drain(batch: (limit: number) => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const count = await batch(BATCH);
+    total += count;
+    if (count < BATCH) return total;
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
-import type { IdempotencyStore, KeyStore, Store, StoreProbe, UsageEndpoint } from '../storage/types.js';
+import type { IdempotencyStore, KeyStore, ResponseStateStore, Store, StoreProbe, UsageEndpoint } from '../storage/types.js';
 import type { GatewayMetrics } from '../telemetry/metrics.js';
 import type { OutcomeRecorder } from '../telemetry/outcome-recorder.js';
 import type { Endpoint } from '../telemetry/request-outcome.js';
@@ -12,6 +12,8 @@ export interface ServerDeps extends PipelineDeps {
   readonly keys: KeyStore;
   /** Idempotency-Key records (the client APIs' POSTs). */
   readonly idempotency: IdempotencyStore;
+  /** Stored Responses ids per key (the pipeline's is optional for its unit tests; the server always has it). */
+  readonly responseState: ResponseStateStore;
   /** The whole store: the admin API and the key holder's usage read it. */
   readonly store: Store;
   readonly health: UpstreamHealth;

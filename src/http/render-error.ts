@@ -67,15 +67,20 @@ export function sendError(reply: FastifyReply, error: GatewayError, body: unknow
  * A Fastify error handler answering in `envelope` (each client API has its own; the rest answer in the
  * OpenAI one): the key's x-ratelimit-* headers, the error mapped to the registry, remembered for the
  * request's outcome, and — for a body refused as too large — the rest of the body read first, so that the
- * client, still sending, reads the answer.
+ * client, still sending, reads the answer. `recast`: the API's own status and codes for an error.
  */
-export function errorRenderer(deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>, envelope: (error: GatewayError, requestId: string) => unknown) {
+export function errorRenderer(
+  deps: Pick<ServerDeps, 'limiter' | 'config' | 'log'>,
+  envelope: (error: GatewayError, requestId: string) => unknown,
+  recast?: (error: GatewayError) => GatewayError,
+) {
   return async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     await addRateLimitHeaders(deps.limiter, deps.config.limits, request, reply);
     const rendered = toResponseError(error, deps.log, request.id);
     request.answeredError = rendered;
     if (rendered.code === 'request_too_large') await drainRefusedBody(request.raw);
-    return sendError(reply, rendered, envelope(rendered, request.id));
+    const answered = recast ? recast(rendered) : rendered;
+    return sendError(reply, answered, envelope(answered, request.id));
   };
 }
 

@@ -7,10 +7,11 @@ import type { ModelConfig } from '../config/types.js';
 import type { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
 import type { FramedEvent, ReportedUsage, UpstreamRequest } from '../providers/types.js';
-import type { Candidate } from '../routing/resolve-route.js';
+import type { Candidate, Route } from '../routing/resolve-route.js';
 import type { UsageEndpoint } from '../storage/types.js';
 import type { Endpoint } from '../telemetry/request-outcome.js';
 import type { Charge } from './admission/reservation.js';
+import type { ClientRequest, PipelineDeps } from './deps.js';
 
 /** A client request's headers, as Node gives them (names lower-case). */
 export type ClientHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -27,12 +28,30 @@ export interface InputCount {
   readonly cacheWrite?: CacheWriteHold;
 }
 
+/**
+ * Ids an answer left stored upstream that a later request may name (Responses: the response id and its
+ * output item ids); the flow records them, with the upstream that holds them, once the answer is settled.
+ */
+export interface StoredIds {
+  readonly responseId: string;
+  readonly itemIds: readonly string[];
+}
+
+/** A request bound to state an upstream keeps for it: its route narrowed to that upstream, and the context it adds. */
+export interface Binding {
+  readonly route: Route;
+  /** Input tokens the upstream adds from its stored state (held as input, beside the counted body). */
+  readonly contextTokens: number;
+}
+
 /** A whole upstream answer, in the client's shape, before its usage and cost are set. */
 export interface ApiAnswer {
   readonly body: JsonObject;
   readonly usage: ReportedUsage | null;
   /** Tokenizer count of the output it carries (read only when there is no usage, or after a fault). */
   delivered(): number;
+  /** What it left stored upstream; undefined: nothing a later request can name. */
+  stored?(): StoredIds | undefined;
 }
 
 /** One streamed upstream attempt, turned into this API's frames and metered as they go to the client. */
@@ -63,8 +82,10 @@ export interface ClientStream {
   markDelivered?(): void;
   /** A growing hold could not grow: the end of a stream that reached its output limit, with its usage. */
   cut(charge: Charge, choices: number): string;
-  /** A failure after the stream was committed, in this API's in-stream error form. */
-  error(error: GatewayError): string;
+  /** A failure after the stream was committed, in this API's in-stream error form (with what was charged, when settled). */
+  error(error: GatewayError, charge?: Charge): string;
+  /** What the stream left stored upstream; undefined: nothing a later request can name. */
+  stored?(): StoredIds | undefined;
 }
 
 export interface ClientApi<Body extends JsonObject = JsonObject> {
@@ -89,6 +110,14 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
   cellFor?(candidate: Candidate): 'native' | 'translated' | undefined;
   /** Checks what the flow relies on; throws a 400 in this API's terms. */
   validate(raw: unknown): Body;
+  /**
+   * Binds the request to state an upstream keeps (Responses: a stored response or item it names), before
+   * anything is counted or held: the route narrowed to the upstream account that holds it, and the context
+   * it adds to the input. Throws (a 404) for state this key does not have. Unset: the API keeps no state.
+   */
+  bind?(body: Body, route: Route, client: ClientRequest, deps: PipelineDeps): Promise<Binding>;
+  /** An error as this API answers it (its status, type, code and headers), before its envelope; unset: as is. */
+  errorFor?(error: GatewayError): GatewayError;
   modelOf(body: Body): string;
   streams(body: Body): boolean;
   /** The input estimate the hold is sized on (`model`: for model settings such as tool overhead); may throw a 400. */

@@ -5,7 +5,7 @@ import type { Config } from '../config/types.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { UpstreamRequest } from '../providers/types.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
-import type { KeyRecord, UsageEndpoint } from '../storage/types.js';
+import type { KeyRecord, ResponseStateStore, UsageEndpoint } from '../storage/types.js';
 import type { UpstreamTransport } from '../upstream/transport.js';
 import type { DrainSlots } from './drain-slots.js';
 
@@ -17,6 +17,8 @@ export interface PipelineDeps {
   readonly health: UpstreamHealth;
   readonly drains: DrainSlots;
   readonly limiter: RateLimiter;
+  /** Stored Responses ids per key (an API that binds requests to upstream state reads and records them); the server always has it. */
+  readonly responseState?: ResponseStateStore;
 }
 
 /** One authenticated client request. */

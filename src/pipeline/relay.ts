@@ -2,6 +2,7 @@
 // retried or replaced (attempts.ts); from then on the stream is committed: each upstream read is relayed
 // as it arrives, the reservation is kept alive, and the stream ends with the API's own last frames — the
 // usage with the cost, a growing hold's "length" end, or an error.
+import type { TokenUsage } from '../billing/pricing.js';
 import { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
 import type { Candidate } from '../routing/resolve-route.js';
@@ -14,6 +15,7 @@ import type { ClientApi } from './client-api.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { closeAfterFault, closeBeforeOutput, servedBy, type FlowResult, type FlowState } from './flow.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
+import { recordStoredIds } from './stored-ids.js';
 import { toGatewayError } from './upstream-error.js';
 import { UpstreamStream } from './upstream-stream.js';
 
@@ -80,16 +82,17 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
   const facts = cut ? ({ phase: 'cut', clientGone: client.signal.aborted, delivered: cut.delivered, knownInput } as const) : streamedFacts(client, flow, stream, failure, knownInput);
   const settlement = decideSettlement(facts, flow.hold.inputTokens);
   const charge = await flow.reservation.close(settlement, flow.draft);
+  await recordStoredIds(deps, client, flow.draft, charge, stream.client.stored?.());
   const report = { billed: charge.record, firstTokenAt: flow.draft.firstTokenAt! };
   if (client.signal.aborted) return { ok: true, answer: { kind: 'streamed' }, report };
   if (cut) sink.end(stream.client.cut(charge, cut.choices));
-  else if (settlement.failure) sink.end(stream.client.error(settlement.failure));
+  else if (settlement.failure) sink.end(stream.client.error(settlement.failure, charge));
   else sink.end(stream.client.final(charge));
   return { ok: true, answer: { kind: 'streamed' }, report };
 }
 
 /** What a committed stream's end looks like to the settlement (a function of its own: its closure holds only these). */
-function streamedFacts(client: ClientRequest, flow: FlowState<JsonObject>, stream: UpstreamStream, failure: unknown, knownInput: number | null): SettlementFacts {
+function streamedFacts(client: ClientRequest, flow: FlowState<JsonObject>, stream: UpstreamStream, failure: unknown, knownInput: TokenUsage | null): SettlementFacts {
   const frames = stream.client;
   return {
     phase: 'streamed',

@@ -15,6 +15,7 @@ import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { closeAfterFault, closeBeforeOutput, servedBy, type FlowResult, type FlowState } from './flow.js';
 import { streamAnswer } from './relay.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
+import { recordStoredIds } from './stored-ids.js';
 
 export async function runRequest<Body extends JsonObject>(
   api: ClientApi<Body>,
@@ -25,14 +26,18 @@ export async function runRequest<Body extends JsonObject>(
 ): Promise<FlowResult> {
   let flow: FlowState<Body> | undefined;
   try {
-    const route = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
+    const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
+    // State an upstream keeps for the request (a stored response it names) pins it and adds its context.
+    const bound = api.bind ? await api.bind(body, resolved, client, deps) : undefined;
+    const route = bound?.route ?? resolved;
     const counted = await api.countInput(body, route.model);
+    const context = bound?.contextTokens ?? 0;
     const budget = api.outputBudget(body, route.model.maxOutputTokens);
     const growing = deps.config.billing.holdMode === 'growing' && budget !== undefined && api.streams(body);
     const hold: HoldRequest =
       typeof counted === 'number'
-        ? { route, inputTokens: counted, budget, growing }
-        : { route, inputTokens: counted.tokens, budget, growing, ...(counted.cacheWrite ? { cacheWrite: counted.cacheWrite } : {}) };
+        ? { route, inputTokens: counted + context, budget, growing }
+        : { route, inputTokens: counted.tokens + context, budget, growing, ...(counted.cacheWrite ? { cacheWrite: counted.cacheWrite } : {}) };
     if (client.dryRun) {
       // A quote for a request its upstream could not even take would mislead: the first request is built.
       planFor(deps, client, api, route, body);
@@ -63,6 +68,7 @@ async function wholeAnswer<Body extends JsonObject>(api: ClientApi<Body>, deps: 
   flow.delivered = answer;
   const facts: SettlementFacts = { phase: 'answered', usage: answer.usage?.tokens ?? null, delivered: () => answer.delivered() };
   const charge = await flow.reservation.close(decideSettlement(facts, flow.hold.inputTokens), flow.draft);
+  await recordStoredIds(deps, client, flow.draft, charge, answer.stored?.());
   const body = api.answerWith(answer, charge);
   return { ok: true, answer: { kind: 'json', body }, report: { billed: charge.record, ...(deps.config.log.bodies ? { answer: body } : {}) } };
 }

@@ -32,6 +32,11 @@ export interface ProviderKindInfo {
    * kind's, through its adapter.
    */
   readonly nativePaths: Readonly<Partial<Record<ServedApi, string>>>;
+  /**
+   * Where a coding-agent API's free token count lives (Responses `input_tokens`), after the base URL's
+   * path; an API absent here is counted by the gateway's own estimate.
+   */
+  readonly tokenCountPaths: Readonly<Partial<Record<ServedApi, string>>>;
 }
 
 const KINDS: readonly ProviderKindInfo[] = [
@@ -45,6 +50,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     framing: 'sse',
     serves: ['chat', 'responses'],
     nativePaths: { responses: '/responses' },
+    tokenCountPaths: { responses: '/responses/input_tokens' },
   },
   {
     kind: 'openai-compatible',
@@ -56,6 +62,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     framing: 'sse',
     serves: ['chat'],
     nativePaths: { messages: '/messages', responses: '/responses' },
+    tokenCountPaths: {},
   },
   {
     kind: 'anthropic',
@@ -67,6 +74,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     framing: 'sse',
     serves: ['messages'],
     nativePaths: { messages: '/v1/messages' },
+    tokenCountPaths: {},
   },
   {
     kind: 'gemini',
@@ -78,6 +86,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     framing: 'sse',
     serves: ['chat'],
     nativePaths: {},
+    tokenCountPaths: {},
   },
   {
     kind: 'azure-openai',
@@ -89,6 +98,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     framing: 'sse',
     serves: ['chat', 'responses'],
     nativePaths: { responses: '/openai/v1/responses' },
+    tokenCountPaths: {},
   },
 ];
 

@@ -453,6 +453,41 @@ export interface IdempotencyStore {
   expire(now: number, limit: number): Promise<number>;
 }
 
+/**
+ * A response an upstream stored (OpenAI Responses, product.md §14): its id and its output items' ids, the
+ * upstream account that holds them and the response's token counts — ids and counts only, never content.
+ */
+export interface StoredResponse {
+  readonly keyId: string;
+  readonly responseId: string;
+  readonly itemIds: readonly string[];
+  /** The provider (upstream account) that made and keeps it: a later request naming it must go there. */
+  readonly provider: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Epoch ms after which it is forgotten (the sweeper deletes it). */
+  readonly expiresAt: number;
+}
+
+/** What one recorded id (a response's or an output item's) names: its response and that response's figures. */
+export interface StoredResponseRef {
+  readonly id: string;
+  readonly responseId: string;
+  readonly provider: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** The Responses state per key: which upstream account holds a response or item id, and its size. */
+export interface ResponseStateStore {
+  /** Records a response and its output items under the key (an id recorded again is replaced). */
+  record(response: StoredResponse): Promise<void>;
+  /** Those of `ids` recorded for this key and not expired at `now` (in no particular order). */
+  find(keyId: string, ids: readonly string[], now: number): Promise<StoredResponseRef[]>;
+  /** Deletes up to `limit` ids past their expiry; returns how many. */
+  expire(now: number, limit: number): Promise<number>;
+}
+
 export interface StoreOptions {
   /**
    * How long a write waits for another process's lock. The SQLite driver waits synchronously, so the
@@ -488,6 +523,8 @@ export interface Store {
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
   readonly idempotency: IdempotencyStore;
+  /** Responses API state: stored response and item ids per key (product.md §14). */
+  readonly responses: ResponseStateStore;
   readonly probe: StoreProbe;
   close(): Promise<void>;
 }

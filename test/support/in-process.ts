@@ -78,6 +78,7 @@ export async function startInProcess(configFor: (mock: MockUpstream) => string =
     limiter,
     keys: store.keys,
     idempotency: store.idempotency,
+    responseState: store.responses,
     store,
     inFlight: new InFlightRequests(),
     isClosing: () => false,

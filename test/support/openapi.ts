@@ -11,7 +11,10 @@ export type SchemaName =
   | 'CreateEmbeddingResponse'
   | 'ListModelsResponse'
   | 'Model'
-  | 'ErrorResponse';
+  | 'ErrorResponse'
+  | 'CreateResponse'
+  | 'Response'
+  | 'ResponseStreamEvent';
 
 type JsonObject = { [key: string]: unknown };
 type SchemaNode = JsonObject | boolean;

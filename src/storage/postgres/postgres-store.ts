@@ -6,6 +6,7 @@ import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
 import { PostgresProbe } from './probe.js';
+import { PostgresResponseStateStore } from './response-state-store.js';
 import { PostgresUsageStore } from './usage-store.js';
 
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
@@ -17,6 +18,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     ledger,
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
+    responses: new PostgresResponseStateStore(pool),
     probe: new PostgresProbe(pool),
     close() {
       // Writes already queued still go to the database before the pool closes.

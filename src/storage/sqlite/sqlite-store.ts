@@ -5,6 +5,7 @@ import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteProbe } from './probe.js';
+import { SqliteResponseStateStore } from './response-state-store.js';
 import { SqliteUsageStore } from './usage-store.js';
 import { WriteBatcher } from './write-batcher.js';
 
@@ -16,6 +17,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
     ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db, batcher),
     idempotency: new SqliteIdempotencyStore(db, batcher),
+    responses: new SqliteResponseStateStore(db, batcher),
     probe: new SqliteProbe(db),
     async close() {
       batcher.flush();

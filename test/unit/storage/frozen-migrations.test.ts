@@ -25,6 +25,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     11: '7535e8df76e8f7b7eac7cf91fb5d05927829057445d166e6598de8c4d4a2861f',
     12: 'd26a172589bf1846c7c48f68bb9d2cf0b536c97284a8fd0e7605218fee801221',
     13: '599388b062120912904fe620b9f8813a66f4c6a226f5096e5852e95e95c71d1b',
+    14: '07a5325c36d2317b63e27a27899f729f4a614cfac3a2dd4e9875b040b6b950d6',
   },
   sqlite: {
     1: '6cd7b70ff49c1f5f3f680f40814dd3672d0e663598e42ae72bed489f76ae6029',
@@ -36,6 +37,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     7: 'fb66d3fe849bd65f79c9d9548104eecf167fac691bd1eb18dd06b560d4511d3d',
     8: '3d8b7c9f1ed3dd94f709f64fff9ca4e14f83894bdbac567052e3ef5411065cce',
     9: '5ac92d7a53fdf90d8a4ef3913bae338bc696e778294659d74d75a378ce01d2ef',
+    10: 'def6d04c2084a173a70e83ba379b3ecd173c38cbb19b6123989af33085066fd4',
   },
 };
 
