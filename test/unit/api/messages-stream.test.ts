@@ -61,9 +61,9 @@ describe('MessagesClientStream', () => {
     const upstream = events(THINKING, { read: 1000, creation: 300, creation1h: 100 });
     for (const e of upstream.slice(0, -2)) stream.push(framed(e));
     assert.equal(stream.usage === null, true, 'no usage before message_delta (message_start’s output count is a placeholder)');
-    assert.deepEqual(stream.knownInput, { input: 1321, cachedInput: 1000, output: 0, reasoning: 0, cacheWrite: 300, cacheWrite1h: 100 });
+    assert.deepEqual(stream.knownInput, { input: 1321, cachedInput: 1000, output: 0, reasoning: 0, cacheWrite: 300, cacheWrite1h: 100, modifiers: { tier: 'standard' } });
     for (const e of upstream.slice(-2)) stream.push(framed(e));
-    assert.deepEqual(stream.usage?.tokens, { input: 1321, cachedInput: 1000, output: 39, reasoning: countText(ANTHROPIC_THINKING), cacheWrite: 300, cacheWrite1h: 100 });
+    assert.deepEqual(stream.usage?.tokens, { input: 1321, cachedInput: 1000, output: 39, reasoning: countText(ANTHROPIC_THINKING), cacheWrite: 300, cacheWrite1h: 100, modifiers: { tier: 'standard' } });
   });
 
   test('creation counts above the per-lifetime breakdown are 1-hour writes when the request asked for 1 h', () => {
