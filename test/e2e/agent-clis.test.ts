@@ -150,6 +150,24 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
       assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived, 'cached balances == derived from entries');
     });
 
+    if (agent.name === 'claude') {
+      test('claude with $0.25 (short of its ~$0.58 hold) and the README\'s clamp header completes a turn, its max_tokens and thinking budget lowered', (t) => {
+        const run = runOf('claude', 0.25);
+        show(t, run);
+        assert.equal(run.code, 0, 'the CLI exits 0');
+        assert.ok(run.stdout.includes(agent.text), `the CLI printed the upstream's answer: ${run.stdout}`);
+        assert.ok(run.upstream.length >= 1, 'the turn reached the upstream');
+        for (const call of run.upstream) {
+          assert.ok(call.maxTokens !== null && call.maxTokens < 32_000, `max_tokens lowered from 32000 (${call.maxTokens})`);
+          if (call.thinkingBudget !== null) assert.ok(call.thinkingBudget < call.maxTokens, 'the thinking budget fits inside the new max_tokens');
+        }
+        const expected = run.upstream.reduce((total, call) => total + agent.price(call.reportedUsage), 0);
+        assert.equal(run.before.balance - run.after.balance, expected, 'charged exactly the reported usage');
+        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
+        assert.ok(run.after.balance >= 0);
+      });
+    }
+
     test(`${agent.name} with a $0.001 key exits non-zero with a message about the balance, and nothing is charged`, (t) => {
       const run = runOf(agent.name, 0.001);
       show(t, run);

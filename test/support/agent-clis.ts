@@ -151,6 +151,9 @@ export interface UpstreamCall {
   sessionInBody: string | null;
   /** The usage the mock reported in its answer (null for an error answer). */
   reportedUsage: Record<string, unknown> | null;
+  /** The body's max_tokens and thinking budget as the upstream got them (Messages), else null. */
+  maxTokens: number | null;
+  thinkingBudget: number | null;
 }
 
 export interface AgentRun {

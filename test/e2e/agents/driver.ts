@@ -124,6 +124,8 @@ function upstreamCall(req: ReceivedRequest, reported: Map<ReceivedRequest, Json>
     clientKeyInBody: clientKeys.some((k) => req.rawBody.includes(k)),
     sessionInBody: sessionInBody(req.body),
     reportedUsage: reported.get(req) ?? null,
+    maxTokens: typeof req.body?.max_tokens === 'number' ? req.body.max_tokens : null,
+    thinkingBudget: typeof req.body?.thinking?.budget_tokens === 'number' ? req.body.thinking.budget_tokens : null,
   };
 }
 
@@ -239,8 +241,12 @@ const AGENTS = (anthropic: MockAnthropic, responses: MockResponses): Agent[] => 
 
 const FUNDED = 5;
 const BROKE = 0.001;
+/** Short of a Claude Code turn's hold (~$0.58 for max_tokens 32000; its input alone ~$0.11), enough for a clamped one. */
+const CLAMPED = 0.25;
+/** The README's way to let the gateway lower Claude Code's max_tokens to what the balance covers. */
+const CLAMP_ENV = { ANTHROPIC_CUSTOM_HEADERS: 'X-Tollgate-Max-Tokens: clamp' };
 
-async function runAgent(agent: Agent, balance: number, bins: AgentBinaries, gw: GatewayProcess, reported: Map<ReceivedRequest, Json>, allKeys: string[]): Promise<AgentRun> {
+async function runAgent(agent: Agent, balance: number, bins: AgentBinaries, gw: GatewayProcess, reported: Map<ReceivedRequest, Json>, allKeys: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<AgentRun> {
   const key = await gw.createKey({ name: `${agent.name}-${balance}`, balance });
   allKeys.push(key.key);
   const before = gw.audit(key.id);
@@ -250,7 +256,7 @@ async function runAgent(agent: Agent, balance: number, bins: AgentBinaries, gw: 
     const { file, args, env, setup } = agent.command(bins, gw, key.key, home);
     const first = agent.upstream.requests.length;
     const firstLog = gw.logs.length;
-    const run = await runBounded(file, args, env, work);
+    const run = await runBounded(file, args, { ...env, ...extraEnv }, work);
     await settled(gw);
     const calls = agent.upstream.requests.slice(first);
     const gateway = gw.logs.slice(firstLog).flatMap((line) => {
@@ -262,7 +268,7 @@ async function runAgent(agent: Agent, balance: number, bins: AgentBinaries, gw: 
       agent: agent.name,
       balance,
       command: [file, ...args],
-      setup,
+      setup: [setup, ...Object.entries(extraEnv).map(([name, value]) => `${name}=${value}`)].join(' '),
       ...run,
       key: { id: key.id, secret: key.key },
       before,
@@ -297,6 +303,7 @@ async function main(): Promise<AgentFacts> {
     const runs: AgentRun[] = [];
     for (const agent of AGENTS(anthropic, responses)) {
       for (const balance of [FUNDED, BROKE]) runs.push(await runAgent(agent, balance, bins, gw, reported, keys));
+      if (agent.name === 'claude') runs.push(await runAgent(agent, CLAMPED, bins, gw, reported, keys, CLAMP_ENV));
     }
     return { interfaces: found, gatewayLogs: gw.logs.filter((line) => /"level":(40|50|60)/.test(line)), runs };
   } finally {
