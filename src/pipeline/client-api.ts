@@ -147,8 +147,11 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
    * never its credentials.
    */
   buildRequest(body: Body, candidate: Candidate, headers: ClientHeaders): UpstreamRequest;
-  /** A whole upstream answer (JSON) in this API's shape. */
-  parseAnswer(json: JsonObject, body: Body, candidate: Candidate): ApiAnswer;
+  /**
+   * A whole upstream answer (JSON) in this API's shape. `requestId`: the gateway's, for an answer whose id
+   * the gateway makes (a translated Response is `resp_` + it, as its stream's is).
+   */
+  parseAnswer(json: JsonObject, body: Body, candidate: Candidate, requestId: string): ApiAnswer;
   /** The answer the client gets: the body with its usage and cost. */
   answerWith(answer: ApiAnswer, charge: Charge): JsonObject;
   /**

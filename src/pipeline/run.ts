@@ -58,7 +58,7 @@ async function wholeAnswer<Body extends JsonObject>(api: ClientApi<Body>, deps: 
   try {
     const served = await withFailover(deps, client, flow.plan, async (candidate) => {
       const { value: json, status } = await fetchUpstreamJson(deps, client, candidate, flow.plan.requestFor(candidate), flow.reservation);
-      return { value: api.parseAnswer(json, flow.body, candidate), status };
+      return { value: api.parseAnswer(json, flow.body, candidate, client.requestId), status };
     });
     servedBy(flow, served.served, served.attempts);
     answer = served.value;

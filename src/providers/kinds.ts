@@ -67,7 +67,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     serves: ['chat', 'responses'],
     nativePaths: { responses: '/responses' },
     tokenCountPaths: { responses: '/responses/input_tokens' },
-    chatTranslation: { from: ['messages'], outputLimit: 'max_completion_tokens' },
+    chatTranslation: { from: ['messages', 'responses'], outputLimit: 'max_completion_tokens' },
   },
   {
     kind: 'openai-compatible',
@@ -80,7 +80,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     serves: ['chat'],
     nativePaths: { messages: '/messages', responses: '/responses' },
     tokenCountPaths: {},
-    chatTranslation: { from: ['messages'], outputLimit: 'max_tokens' },
+    chatTranslation: { from: ['messages', 'responses'], outputLimit: 'max_tokens' },
   },
   {
     kind: 'anthropic',
@@ -117,7 +117,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     serves: ['chat', 'responses'],
     nativePaths: { responses: '/openai/v1/responses' },
     tokenCountPaths: {},
-    chatTranslation: { from: ['messages'], outputLimit: 'max_completion_tokens' },
+    chatTranslation: { from: ['messages', 'responses'], outputLimit: 'max_completion_tokens' },
   },
 ];
 
