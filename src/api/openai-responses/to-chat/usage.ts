@@ -12,7 +12,7 @@ export function asResponsesUsage(usage: ReportedUsage | null): ReportedUsage | n
   const { tokens } = usage;
   const openai: JsonObject = {
     input_tokens: tokens.input,
-    input_tokens_details: { cached_tokens: tokens.cachedInput, ...(tokens.cacheWrite ? { cache_write_tokens: tokens.cacheWrite } : {}) },
+    input_tokens_details: { cached_tokens: tokens.cachedInput, cache_write_tokens: tokens.cacheWrite ?? 0 },
     output_tokens: tokens.output,
     output_tokens_details: { reasoning_tokens: tokens.reasoning },
     total_tokens: tokens.input + tokens.output,

@@ -210,6 +210,6 @@ describe('a whole chat completion as a Response', () => {
     assert.equal(message.content[0].text, 'Let me check.');
     assert.match(call.call_id, /^call_[A-Za-z0-9_-]{24}$/);
     assert.match(call.id, /^fc_/);
-    assert.deepEqual(response.usage, { input_tokens: 100, input_tokens_details: { cached_tokens: 60 }, output_tokens: 30, output_tokens_details: { reasoning_tokens: 12 }, total_tokens: 130 });
+    assert.deepEqual(response.usage, { input_tokens: 100, input_tokens_details: { cached_tokens: 60, cache_write_tokens: 0 }, output_tokens: 30, output_tokens_details: { reasoning_tokens: 12 }, total_tokens: 130 });
   });
 });
