@@ -307,7 +307,8 @@ export function mockDefault(mock: MockResponses, req: ReceivedRequest): MockRepl
  *   gpt-resp (openai, upstream gpt-4o-mini), gpt-5-test (openai, upstream o4-mini-reasoning: a reasoning
  *   item first), gpt-pair and gpt-5-pair (the same, openai then backup, fallback), gpt-chat-only (compat), gpt-tools (openai,
  *   allow_server_tools: true), gpt-compat-resp (compat-resp: openai-compatible declaring serves responses),
- *   gpt-azure (azure: kind azure-openai at the mock's origin, deployment my-gpt-deployment).
+ *   gpt-azure (azure: kind azure-openai at the mock's origin, deployment my-gpt-deployment), gemini-only
+ *   (gemini-off: kind gemini, never called — no Responses cell reaches it).
  * `{{DB}}` is the database, as in mockConfig; `extra` is appended (top-level keys).
  */
 export function responsesConfig(mock: { url: string }, extra = ''): string {
@@ -339,6 +340,10 @@ providers:
     base_url: ${mock.url.replace(/\/v1$/, '')}
     api_key: ${RESPONSES_MOCK_KEY}
     retries: 0
+  gemini-off:
+    kind: gemini
+    base_url: http://127.0.0.1:9
+    api_key: gemini-never-called
 models:
   gpt-resp:${model('[{ provider: openai, model: gpt-4o-mini }]')}
   gpt-5-test:${model('[{ provider: openai, model: o4-mini-reasoning }]')}
@@ -348,5 +353,6 @@ models:
   gpt-tools:${model('[{ provider: openai, model: gpt-4o-mini }]', '\n    allow_server_tools: true')}
   gpt-compat-resp:${model('[{ provider: compat-resp, model: gpt-4o-mini }]')}
   gpt-azure:${model('[{ provider: azure, model: my-gpt-deployment }]')}
+  gemini-only:${model('[{ provider: gemini-off, model: gemini-2.5-flash }]')}
 ${extra}`;
 }
