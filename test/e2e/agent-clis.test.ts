@@ -2,7 +2,9 @@
 // tools/agent-clis) over POST /v1/messages and `codex exec` (@openai/codex) over POST /v1/responses, each
 // set up as the README's "Claude Code and Codex" says. Each completes a turn and its key is charged exactly
 // the price of the usage the upstream reported; with a $0.001 key each exits non-zero with a message about
-// the balance, and nothing is charged.
+// the balance, and nothing is charged. Codex also runs on a chat-only model (the Responses → chat
+// translation, ADR 0044): a tool loop — the upstream calls a tool, Codex runs it and sends its output, the
+// upstream answers in text — charged exactly the usage the chat upstream reported.
 //
 // The CLIs only ever run inside a loopback-only network namespace: this file starts
 // test/e2e/agents/driver.ts under `unshare --net` (lo brought up first), which starts the mock upstreams,
@@ -11,10 +13,11 @@
 import { before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { agentBinaries, AGENT_CLIS_INSTALL, CLAUDE_MODEL, CODEX_MODEL, namespaceTools, runDriverIsolated, type AgentFacts, type AgentRun } from '../support/agent-clis.js';
+import { agentBinaries, AGENT_CLIS_INSTALL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_MODEL, namespaceTools, runDriverIsolated, type AgentFacts, type AgentRun } from '../support/agent-clis.js';
 import { ANTHROPIC_MOCK_KEY, ANTHROPIC_TEXT } from '../support/mock-anthropic.js';
 import { claudeCostNano } from '../support/messages-config.js';
 import { RESPONSES_MOCK_KEY, RESPONSES_TEXT } from '../support/mock-responses.js';
+import { toolResultText } from '../support/mock-upstream.js';
 import { chatCostNano, usdToNano } from '../support/money.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- reported usage is the upstream's JSON
@@ -165,6 +168,47 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
         assert.equal(run.before.balance - run.after.balance, expected, 'charged exactly the reported usage');
         assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
         assert.ok(run.after.balance >= 0);
+      });
+    }
+
+    if (agent.name === 'codex') {
+      test('codex exec on a chat-only model (Responses → chat): the tool call runs, its output goes back, the answer is printed; charged exactly the chat usage', (t) => {
+        const run = runOf('codex-chat', 5);
+        show(t, run);
+        assert.equal(run.timedOut, false, 'the CLI finished before its timeout');
+        assert.equal(run.code, 0, 'the CLI exits 0');
+        assert.ok(run.stdout.includes(toolResultText('').trim()), `the CLI printed the answer to its tool result: ${run.stdout}`);
+        // The chat model asked for `echo tollgate-tool-ran`: Codex ran it, and its output came back in the answer.
+        assert.ok(run.stdout.includes('tollgate-tool-ran'), 'the tool ran and its output went back upstream');
+        assert.deepEqual(run.gateway.filter((r) => r.status !== 200), [], 'the gateway answered every request of the CLI 200');
+        assert.ok(run.upstream.length >= 2, 'a tool loop: at least two model requests');
+        for (const call of run.upstream) {
+          assert.deepEqual([call.method, call.url.split('?')[0], call.model], ['POST', '/v1/chat/completions', 'Qwen/Qwen3-Coder-30B-A3B-Instruct']);
+          const leaked = Object.entries(call.headers).filter(([, value]) => value.includes(run.key.secret) || /\btg-/.test(value));
+          assert.deepEqual(leaked, [], 'no client credential in any header the upstream got');
+          assert.equal(call.clientKeyInBody, false);
+          assert.ok(call.reportedUsage, 'the upstream reported usage');
+        }
+        // The second request carries the call the first answered with and its output, under the same id.
+        const [first, second] = run.upstream;
+        assert.deepEqual(first!.toolResultIds, []);
+        assert.deepEqual(second!.toolCallIds, ['call_codex_exec_1']);
+        assert.deepEqual(second!.toolResultIds, ['call_codex_exec_1']);
+        for (const row of run.rows) assert.deepEqual([row.endpoint, row.status, row.usage_source, row.model], ['responses', 200, 'upstream', CODEX_CHAT_MODEL]);
+        const expected = run.upstream.map((call) => {
+          const usage = call.reportedUsage as Json;
+          return chatCostNano(usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
+        });
+        assert.deepEqual(
+          run.rows.map((row) => usdToNano(row.cost)).sort((a, b) => a - b),
+          [...expected].sort((a, b) => a - b),
+          'each row costs the price of the usage its upstream reported',
+        );
+        const total = expected.reduce((a, b) => a + b, 0);
+        t.diagnostic(`codex on a chat-only model: ${run.upstream.length} requests, ${total} nano-dollars`);
+        assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
+        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
+        assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived);
       });
     }
 

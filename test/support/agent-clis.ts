@@ -19,6 +19,8 @@ export const CLAUDE_MODEL = 'claude-sonnet-4-5';
 /** Claude Code's model for background tasks (ANTHROPIC_DEFAULT_HAIKU_MODEL); a `-p` turn sends it nothing. */
 export const CLAUDE_BACKGROUND_MODEL = 'claude-haiku-4-5';
 export const CODEX_MODEL = 'gpt-5-codex';
+/** The model `codex exec` runs on through the Responses → chat translation (an openai-compatible, chat-only upstream). */
+export const CODEX_CHAT_MODEL = 'qwen-coder';
 
 export interface AgentBinaries {
   /** Claude Code's native binary, from its platform package. */
@@ -154,10 +156,14 @@ export interface UpstreamCall {
   /** The body's max_tokens and thinking budget as the upstream got them (Messages), else null. */
   maxTokens: number | null;
   thinkingBudget: number | null;
+  /** A chat request's tool messages' tool_call_ids and its assistant tool_calls' ids (a translated cell's tool loop). */
+  toolResultIds: string[];
+  toolCallIds: string[];
 }
 
 export interface AgentRun {
-  agent: 'claude' | 'codex';
+  /** `codex-chat`: codex exec on a chat-only model (the Responses → chat translation). */
+  agent: 'claude' | 'codex' | 'codex-chat';
   /** The key's balance in USD. */
   balance: number;
   command: string[];

@@ -5,18 +5,21 @@
 //
 // In the namespace: the mock Anthropic and Responses upstreams (answering in text, so each CLI's turn ends
 // after one model request), a `tollgate serve` in front of them, four keys made with the real CLI ($5 and
-// $0.001 for each agent), and each agent run once per key with a temp HOME, bounded by a timeout.
+// $0.001 for each agent), and each agent run once per key with a temp HOME, bounded by a timeout. Then
+// Codex once more on a chat-only model (the mock OpenAI-compatible upstream, which serves only chat
+// completions: the Responses → chat translation, ADR 0044), whose answer is a tool call first, then, once
+// the tool's output comes back, text — a two-request tool loop.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentBinaries, readmeSetup, CLAUDE_BACKGROUND_MODEL, CLAUDE_MODEL, CODEX_MODEL, type AgentBinaries, type AgentFacts, type AgentRun, type UpstreamCall } from '../../support/agent-clis.js';
+import { agentBinaries, readmeSetup, CLAUDE_BACKGROUND_MODEL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_MODEL, type AgentBinaries, type AgentFacts, type AgentRun, type UpstreamCall } from '../../support/agent-clis.js';
 import { stopGateway, startGateway, type GatewayProcess, type KeyAudit } from '../../support/gateway-process.js';
 import { ledgerKinds, usageRows } from '../../support/ledger-check.js';
 import { anthropicDefault, ANTHROPIC_MOCK_KEY, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
 import { CLAUDE_PRICES } from '../../support/messages-config.js';
 import { mockDefault, RESPONSES_MOCK_KEY, startMockResponses, type MockResponses } from '../../support/mock-responses.js';
-import type { MockReply, ReceivedRequest } from '../../support/mock-upstream.js';
+import { chatChunks, chatCompletion, defaultReply, defaultUsageFor, sseFromChunks, startMockUpstream, type MockReply, type MockUpstream, type ReceivedRequest } from '../../support/mock-upstream.js';
 import { TEST_PRICES } from '../../support/money.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies and events are arbitrary JSON
@@ -35,7 +38,7 @@ function interfaces(): string[] {
     .filter(Boolean);
 }
 
-function config(anthropic: MockAnthropic, responses: MockResponses): string {
+function config(anthropic: MockAnthropic, responses: MockResponses, chat: MockUpstream): string {
   return `
 server:
   host: 127.0.0.1
@@ -52,6 +55,11 @@ providers:
     base_url: ${responses.url}
     api_key: ${RESPONSES_MOCK_KEY}
     retries: 0
+  local:
+    kind: openai-compatible
+    base_url: ${chat.url}
+    api_key: ""
+    retries: 0
 models:
   ${CLAUDE_MODEL}:
     upstreams: [{ provider: anthropic, model: ${CLAUDE_MODEL} }]
@@ -65,6 +73,10 @@ models:
     upstreams: [{ provider: openai, model: ${CODEX_MODEL} }]
     price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }
     max_output_tokens: 128000
+  ${CODEX_CHAT_MODEL}:
+    upstreams: [{ provider: local, model: Qwen/Qwen3-Coder-30B-A3B-Instruct }]
+    price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }
+    max_output_tokens: 16000
 `;
 }
 
@@ -83,7 +95,9 @@ function usageOf(reply: MockReply): Json {
   if (!('sse' in reply)) return null;
   let usage: Json = null;
   for (const event of reply.sse) {
-    const data = JSON.parse(typeof event === 'string' ? event : event.data) as Json;
+    const text = typeof event === 'string' ? event : event.data;
+    if (text === '[DONE]') continue;
+    const data = JSON.parse(text) as Json;
     // Anthropic: message_delta carries the cumulative usage; Responses: the terminal event's response.usage.
     usage = data?.usage ?? data?.response?.usage ?? usage;
   }
@@ -126,7 +140,26 @@ function upstreamCall(req: ReceivedRequest, reported: Map<ReceivedRequest, Json>
     reportedUsage: reported.get(req) ?? null,
     maxTokens: typeof req.body?.max_tokens === 'number' ? req.body.max_tokens : null,
     thinkingBudget: typeof req.body?.thinking?.budget_tokens === 'number' ? req.body.thinking.budget_tokens : null,
+    toolResultIds: messagesOf(req.body).flatMap((m) => (m?.role === 'tool' && typeof m.tool_call_id === 'string' ? [m.tool_call_id] : [])),
+    toolCallIds: messagesOf(req.body).flatMap((m) => (Array.isArray(m?.tool_calls) ? m.tool_calls.map((c: Json) => String(c?.id)) : [])),
   };
+}
+
+/** The command the chat model asks Codex to run, and the call's id. */
+const TOOL_COMMAND = 'echo tollgate-tool-ran';
+const TOOL_CALL_ID = 'call_codex_exec_1';
+
+/** A chat answer calling exec_command when the request offers it and carries no tool result yet. */
+function execCall(req: ReceivedRequest): MockReply | undefined {
+  const body = req.body as Json;
+  const offered = Array.isArray(body?.tools) && body.tools.some((tool: Json) => tool?.function?.name === 'exec_command');
+  if (!offered || messagesOf(body).some((m) => m?.role === 'tool')) return undefined;
+  const spec = { model: body.model, usage: defaultUsageFor(body), toolCalls: [{ id: TOOL_CALL_ID, name: 'exec_command', arguments: { cmd: TOOL_COMMAND } }] };
+  return body.stream === true ? sseFromChunks(chatChunks({ ...spec, usageMode: body.stream_options?.include_usage ? 'final-chunk' : 'none' })) : { json: chatCompletion(spec) };
+}
+
+function messagesOf(body: Json): Json[] {
+  return Array.isArray(body?.messages) ? body.messages : [];
 }
 
 let sentinels = 0;
@@ -208,11 +241,32 @@ function codexConfigFor(gw: GatewayProcess): { config: string; keyVariable: stri
 }
 
 interface Agent {
-  name: 'claude' | 'codex';
-  upstream: MockAnthropic | MockResponses;
+  name: AgentRun['agent'];
+  upstream: MockAnthropic | MockResponses | MockUpstream;
   /** The command line and environment for one run with `secret` in a fresh `home`. */
   command(bins: AgentBinaries, gw: GatewayProcess, secret: string, home: string): { file: string; args: string[]; env: NodeJS.ProcessEnv; setup: string };
 }
+
+/**
+ * The README's config.toml for a chat-only model: its Codex block with this gateway and `model` set to
+ * the chat model, without `web_search = "disabled"` (its "Codex on a chat-only model" says it is not needed).
+ */
+function codexChatConfigFor(gw: GatewayProcess): { config: string; keyVariable: string } {
+  const { config, keyVariable } = codexConfigFor(gw);
+  return { config: config.replace(/^model = ".*"$/m, `model = "${CODEX_CHAT_MODEL}"`).replace(/^web_search = .*\n/m, ''), keyVariable };
+}
+
+/** Codex on the chat-only model: the README's config.toml for it, as the funded Codex run writes its own. */
+const codexChat = (chat: MockUpstream): Agent => ({
+  name: 'codex-chat',
+  upstream: chat,
+  command: (bins, gw, secret, home) => {
+    const { config, keyVariable } = codexChatConfigFor(gw);
+    mkdirSync(join(home, '.codex'));
+    writeFileSync(join(home, '.codex', 'config.toml'), config);
+    return { file: process.execPath, args: [bins.codexScript, 'exec', '--skip-git-repo-check', PROMPT], env: { ...baseEnv(home), [keyVariable]: secret }, setup: config };
+  },
+});
 
 const AGENTS = (anthropic: MockAnthropic, responses: MockResponses): Agent[] => [
   {
@@ -290,6 +344,7 @@ async function main(): Promise<AgentFacts> {
   const bins = agentBinaries();
   const anthropic = await startMockAnthropic();
   const responses = await startMockResponses();
+  const chat = await startMockUpstream();
   let gw: GatewayProcess | undefined;
   try {
     const reported = new Map<ReceivedRequest, Json>();
@@ -297,18 +352,22 @@ async function main(): Promise<AgentFacts> {
     responses.answerInText = true;
     anthropic.handle(noteUsage(reported, (req) => anthropicDefault(anthropic, req)));
     responses.handle(noteUsage(reported, (req) => mockDefault(responses, req)));
+    // A call of Codex's exec_command (a harmless echo) until a tool result comes back, then the mock's default text.
+    chat.handle(noteUsage(reported, (req) => execCall(req) ?? defaultReply(req)));
     // At debug, every request the CLIs make is logged (HEAD / included), never a header or a body.
-    gw = await startGateway({ config: config(anthropic, responses), env: { TOLLGATE_LOG_LEVEL: 'debug' } });
+    gw = await startGateway({ config: config(anthropic, responses, chat), env: { TOLLGATE_LOG_LEVEL: 'debug' } });
     const keys: string[] = [];
     const runs: AgentRun[] = [];
     for (const agent of AGENTS(anthropic, responses)) {
       for (const balance of [FUNDED, BROKE]) runs.push(await runAgent(agent, balance, bins, gw, reported, keys));
       if (agent.name === 'claude') runs.push(await runAgent(agent, CLAMPED, bins, gw, reported, keys, CLAMP_ENV));
     }
+    runs.push(await runAgent(codexChat(chat), FUNDED, bins, gw, reported, keys));
     return { interfaces: found, gatewayLogs: gw.logs.filter((line) => /"level":(40|50|60)/.test(line)), runs };
   } finally {
     await anthropic.close();
     await responses.close();
+    await chat.close();
     if (gw) await stopGateway(gw, 10_000);
   }
 }
