@@ -204,6 +204,15 @@ describe('the Responses API translated to a chat-only upstream, through the open
     assert.equal(mock.requests.length, 0);
   });
 
+  test("input_tokens.count on a translated model: the gateway's estimate, no upstream call, nothing charged", async () => {
+    const key = await gw.createKey({ name: 'count' });
+    const counted = await sdk(key.key).responses.inputTokens.count({ model: MODEL, input: 'Hi there.' });
+    assert.equal(counted.object, 'response.input_tokens');
+    assert.ok(counted.input_tokens > 0);
+    assert.equal(mock.requests.length, 0);
+    assert.equal(gw.audit(key.id).spent, 0);
+  });
+
   test('the recorded Codex 0.171 request goes through: web_search dropped, its functions (and sub-agent namespace) sent as chat tools, the stream completed and billed', async () => {
     const key = await gw.createKey({ name: 'codex' });
     const codex = JSON.parse(readFileSync(new URL('../fixtures/agents/codex-0.171.0-turn2.json', import.meta.url), 'utf8')) as Json;
