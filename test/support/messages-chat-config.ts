@@ -7,6 +7,8 @@ import { TEST_PRICES } from './money.js';
 
 /** gpt-test's and gpt-azure's max_output_tokens (mockConfig's chat models'). */
 export const GPT_MAX_OUTPUT = 1000;
+/** gpt-cache-write's cache_write price, USD per 1M tokens: ten times its input price. */
+export const CACHE_WRITE_PRICE = 10;
 
 /**
  * messagesConfig (claude-test on the mock Anthropic; gpt-test, gpt-reasoning on the OpenAI-compatible mock,
@@ -17,6 +19,8 @@ export const GPT_MAX_OUTPUT = 1000;
  *   gpt-azure      (azure-mock, deployment gpt-4o-mini, TEST_PRICES)
  *   gemini-test    (gemini-off)
  *   claude-or-gpt  (anthropic-mock claude-sonnet-4-5 first, then mock gpt-4o-mini: a native cell, then a translated one)
+ *   gpt-cache-write (mock gpt-4o-mini, TEST_PRICES plus cache_write: CACHE_WRITE_PRICE — a hold that priced a
+ *                   cache write would show it)
  */
 export function messagesChatConfig(mock: MockUpstream, anthropic: MockAnthropic): string {
   const price = `price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }`;
@@ -51,6 +55,10 @@ export function messagesChatConfig(mock: MockUpstream, anthropic: MockAnthropic)
   claude-or-gpt:
     upstreams: [{ provider: anthropic-mock, model: claude-sonnet-4-5 }, { provider: mock, model: gpt-4o-mini }]
     ${price}
+    max_output_tokens: ${GPT_MAX_OUTPUT}
+  gpt-cache-write:
+    upstreams: [{ provider: mock, model: gpt-4o-mini }]
+    price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput}, cache_write: ${CACHE_WRITE_PRICE} }
     max_output_tokens: ${GPT_MAX_OUTPUT}
 `,
     );
