@@ -166,6 +166,18 @@ describe('messages → chat completions: the request', () => {
     }
   });
 
+  test('mcp_servers and container (allowed by allow_server_tools) are a 400 naming the field: no chat upstream runs them', () => {
+    for (const [field, value] of [
+      ['mcp_servers', [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }]],
+      ['container', 'container_1'],
+    ] as const) {
+      assert.throws(
+        () => translate({ [field]: value }),
+        (error: unknown) => error instanceof GatewayError && error.status === 400 && error.param === field,
+      );
+    }
+  });
+
   test('thinking and effort → reasoning_effort: a budget by size, a named effort as it is (max as high), none otherwise', () => {
     const effort = (body: Record<string, unknown>) => chat(body).reasoning_effort;
     assert.equal(effort({ thinking: { type: 'enabled', budget_tokens: 1024 } }), 'low');

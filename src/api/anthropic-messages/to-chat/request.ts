@@ -2,6 +2,7 @@
 // sent), which the candidate's own chat adapter then writes for its upstream (path, Azure's deployment URL,
 // stream_options.include_usage). What is carried and what is lost: docs/adr/0043-messages-to-chat.md.
 import { createHash } from 'node:crypto';
+import { GatewayError } from '../../../errors.js';
 import { isJsonObject, type JsonObject } from '../../../json-object.js';
 import type { ChatTranslation } from '../../../providers/kinds.js';
 import type { ChatRequestBody } from '../../../providers/types.js';
@@ -9,6 +10,9 @@ import type { MessagesRequestBody } from '../validate.js';
 import { chatMessages } from './messages.js';
 import { reasoningEffort } from './reasoning.js';
 import { chatTools } from './tools.js';
+
+/** Fields that ask Anthropic to run something on its side (allowed by `allow_server_tools`): no chat upstream can. */
+const SERVER_SIDE = ['mcp_servers', 'container'];
 
 /** Top-level Messages fields the translation reads; any other is dropped (and listed). */
 const CARRIED = new Set(['model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_p', 'tools', 'tool_choice', 'thinking', 'output_config']);
@@ -37,6 +41,10 @@ function hashedUser(metadata: unknown): string | undefined {
  * sends 32,000) would be refused by an upstream whose limit the operator configured.
  */
 export function chatRequestOf(body: MessagesRequestBody, translation: ChatTranslation, maxOutputTokens: number | undefined): ChatRequest {
+  for (const field of SERVER_SIDE) {
+    if (body[field] === undefined || body[field] === null) continue;
+    throw new GatewayError('invalid_request', { param: field, message: `'${field}' runs on Anthropic's servers; this model's upstream speaks chat completions and cannot run it.` });
+  }
   const dropped = new Set<string>();
   for (const field of Object.keys(body)) if (!CARRIED.has(field)) dropped.add(field);
   const chat: ChatRequestBody = { model: body.model, messages: chatMessages(body.system, body.messages, dropped) };
