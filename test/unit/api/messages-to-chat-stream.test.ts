@@ -166,15 +166,20 @@ describe('ChatMessagesStream', () => {
     assert.match(message.content[2].id, /^toolu_tg[A-Za-z0-9_-]{24}$/, 'an id Anthropic rejects is mapped');
   });
 
-  test("a call's name commits the stream (message_start goes out) before its arguments are complete", () => {
+  test("a call's name commits the stream (message_start goes out) before its arguments are complete; they are metered as they come", () => {
     const stream = open();
-    const [first] = new SseDecoder().push(sse({ toolCalls: [{ id: 'call_1', name: 'Write', arguments: { path: 'a.ts', content: 'x'.repeat(200) } }] }));
+    const [first, ...rest] = new SseDecoder().push(sse({ toolCalls: [{ id: 'call_1', name: 'Write', arguments: { path: 'a.ts', content: 'word '.repeat(100) } }] }));
     const frames = stream.push(first!);
     assert.equal(stream.sawOutput, true);
     assert.deepEqual(
       events(frames).map((e) => e.type),
       ['message_start'],
     );
+    const named = stream.delivered();
+    let more = '';
+    for (const event of rest.slice(0, -3)) more += stream.push(event);
+    assert.equal(more, '', 'the arguments wait for the call to end...');
+    assert.ok(stream.delivered() > named + 50, '...but count as output as they arrive');
   });
 
   test('arguments that are not a JSON object become {}; a call with none too', async () => {

@@ -9,9 +9,9 @@
 // block each — start, one input_json_delta, stop — in the order of their indexes: fragments a server
 // interleaves (parallel calls, text between a call's name and its arguments) still come out whole, and
 // arguments that are not a JSON object become `{}` rather than text the SDK's partial-JSON parser throws on.
-// A call's name counts as output as soon as it arrives: the stream commits (message_start goes out, pings
-// keep the connection alive) while a slow model writes a long argument. A cut or failed stream ends as a
-// native one does.
+// A call counts as output as soon as its name arrives: the stream commits (message_start goes out, pings
+// keep the connection alive) while a slow model writes a long argument, metered as it comes. A cut or
+// failed stream ends as a native one does.
 import type { GatewayError } from '../../../errors.js';
 import { isJsonObject, type JsonObject } from '../../../json-object.js';
 import type { Charge } from '../../../pipeline/admission/reservation.js';
@@ -176,7 +176,10 @@ export class ChatMessagesStream implements ClientStream {
     return frames + frame({ type: 'content_block_delta', index: this.open.index, delta: { type: 'text_delta', text } });
   }
 
-  /** One tool-call fragment, gathered; the call's name is output the moment it arrives. */
+  /**
+   * One tool-call fragment, gathered. Its name and arguments are metered as they arrive — output the
+   * upstream made, which a growing hold must cover as it grows, not all at once when the call is sent.
+   */
   private gather(fragment: unknown): void {
     if (!isJsonObject(fragment) || typeof fragment.index !== 'number') return;
     let call = this.calls.get(fragment.index);
@@ -187,8 +190,9 @@ export class ChatMessagesStream implements ClientStream {
       call.name = fn.name;
       this.meter(fn.name);
     }
-    if (typeof fn.arguments === 'string') call.args += fn.arguments;
-    else if (isJsonObject(fn.arguments)) call.args += JSON.stringify(fn.arguments);
+    const args = typeof fn.arguments === 'string' ? fn.arguments : isJsonObject(fn.arguments) ? JSON.stringify(fn.arguments) : '';
+    call.args += args;
+    this.meter(args);
   }
 
   /** Ends the open block (a thinking block with its mark). */
@@ -209,7 +213,6 @@ export class ChatMessagesStream implements ClientStream {
       const id = messagesToolUseId(call.id, `${this.messageId}:${chatIndex}`);
       const input = toolInputJson(call.args);
       this.madeToolCalls = true;
-      this.meter(input);
       frames +=
         frame({ type: 'content_block_start', index, content_block: { type: 'tool_use', id, name: call.name, input: {} } }) +
         frame({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: input } }) +
