@@ -276,6 +276,18 @@ describe('Anthropic Messages on a chat-only upstream (the translated cell), with
     assert.deepEqual([row.status, usdToNano(row.cost)], [400, 0]);
   });
 
+  test("a server tool is a 400 naming it, saying the model's upstream cannot run it", async () => {
+    const error = await sdk()
+      .messages.create({ model: 'gpt-test', max_tokens: 100, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: HELLO })
+      .then(
+        () => assert.fail('served'),
+        (thrown: unknown) => thrown,
+      );
+    assert.ok(error instanceof BadRequestError);
+    assert.match((error.error as Json).error.message, /web_search_20250305.*chat completions and cannot run it/);
+    assert.equal(e.mock.requests.length, 0);
+  });
+
   test('a model on a Gemini provider is still 400 model_not_supported_on_endpoint, before any upstream call', async () => {
     const error = await sdk()
       .messages.create({ model: 'gemini-test', max_tokens: 100, messages: HELLO })

@@ -29,11 +29,12 @@ export const anthropicMessages: ClientApi<MessagesRequestBody> = {
   modelOf: (body) => body.model,
   streams: (body) => body.stream === true,
   async countInput(body, model, route) {
-    if (!model.allowServerTools) refuseServerTools(body);
+    const native = route.candidates.some((candidate) => messagesCellFor(candidate) === 'native');
+    // Where every cell is translated, the translator refuses server tools itself: no chat upstream runs them.
+    if (native && !model.allowServerTools) refuseServerTools(body);
     const counted = await countMessagesInput(body, model.toolOverheadTokens);
     // Chat completions have no cache_control: where no candidate is native, no cache write is held.
-    if (counted.cacheWrite && !route.candidates.some((candidate) => messagesCellFor(candidate) === 'native')) return { tokens: counted.tokens };
-    return counted;
+    return native || !counted.cacheWrite ? counted : { tokens: counted.tokens };
   },
   outputBudget: messagesOutputBudget,
   withMaxOutput: withMaxTokens,
