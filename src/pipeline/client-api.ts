@@ -23,6 +23,13 @@ export interface OutputBudget {
 }
 
 /** A request's counted input, when the hold needs more than its size: the part written to the prompt cache. */
+/**
+ * A cell of an API (product.md §14, "Cells"): `native`, `translated` through the candidate's chat adapter,
+ * or `to-anthropic` (Responses translated to an Anthropic upstream's Messages, whose signed thinking binds
+ * a history to it).
+ */
+export type CellName = 'native' | 'translated' | 'to-anthropic';
+
 export interface InputCount {
   readonly tokens: number;
   readonly cacheWrite?: CacheWriteHold;
@@ -113,13 +120,13 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
    * `serves`), `translated` when a translator for the pair exists, undefined when neither (the candidate is
    * not tried). Unset: every candidate, translated by its adapter (chat completions, embeddings).
    */
-  cellFor?(candidate: Candidate): 'native' | 'translated' | undefined;
+  cellFor?(candidate: Candidate): CellName | undefined;
   /**
    * The cell a request's history binds it to (Messages: thinking an Anthropic upstream signed can only go
    * back to a native cell): when some candidate reaches the API in that cell, only those are tried —
    * fallback never crosses to another cell. Unset, or undefined: any cell will do.
    */
-  historyCell?(body: Body): 'native' | 'translated' | undefined;
+  historyCell?(body: Body): CellName | undefined;
   /** Checks what the flow relies on; throws a 400 in this API's terms. */
   validate(raw: unknown): Body;
   /**

@@ -4,7 +4,11 @@
 // JSON schema text format, which the model reads as input. An `item_reference` adds nothing here: the
 // context it stands for is recorded with the response that made it (bind.ts adds it).
 import { isJsonObject, type JsonObject } from '../../json-object.js';
+import type { InputCount } from '../../pipeline/client-api.js';
+import type { Route } from '../../routing/resolve-route.js';
 import { InputParts } from '../../tokens/count-text.js';
+import { asksPromptCache } from './to-anthropic/request.js';
+import { responsesCellFor } from './to-chat/index.js';
 import { IMAGE_PART_TOKENS } from '../openai-chat/count-input.js';
 
 /** Per-item framing (role markers), as for a chat message. */
@@ -63,6 +67,14 @@ function addItem(parts: InputParts, item: JsonObject): void {
       parts.json(read);
     }
   }
+}
+
+/** The estimate; where the route can reach an Anthropic upstream and the request asks for a prompt cache, the
+ * whole prompt is held at the cache-write price (to-anthropic/ marks it with a top-level cache_control). */
+export async function countResponsesHold(body: JsonObject, _model: unknown, route: Route): Promise<number | InputCount> {
+  const tokens = await countResponsesInput(body);
+  if (!asksPromptCache(body) || !route.candidates.some((candidate) => responsesCellFor(candidate) === 'to-anthropic')) return tokens;
+  return { tokens, cacheWrite: { tokens, oneHour: false } };
 }
 
 export function countResponsesInput(body: JsonObject): Promise<number> {

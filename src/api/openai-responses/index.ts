@@ -7,11 +7,12 @@ import { isJsonObject } from '../../json-object.js';
 import type { ClientApi } from '../../pipeline/client-api.js';
 import { UpstreamFailureError } from '../../providers/types.js';
 import { bindResponses } from './bind.js';
-import { countResponsesInput } from './count-input.js';
+import { countResponsesHold } from './count-input.js';
 import { responsesEnvelope, responsesError } from './errors.js';
 import { buildNativeResponsesRequest } from './native-request.js';
 import { ResponsesOutputMeter } from './output-meter.js';
 import { ResponsesClientStream, streamFailure } from './stream.js';
+import { anthropicAnswer, anthropicRequest, anthropicStream, carriesEnvelope } from './to-anthropic/index.js';
 import { responsesCellFor, translatedAnswer, translatedRequest, translatedStream } from './to-chat/index.js';
 import { readResponsesUsage, responsesUsage } from './usage.js';
 import { validateResponsesRequest, type ResponsesBody } from './validate.js';
@@ -28,22 +29,29 @@ export const openaiResponses: ClientApi<ResponsesBody> = {
   modelType: 'chat',
   forwardsRawBody: true,
   cellFor: responsesCellFor,
-  // Reasoning an OpenAI upstream encrypted can only go back to a native cell: no fallback to a translated one.
-  historyCell: (body) => (carriesEncryptedReasoning(body) ? 'native' : undefined),
+  // Reasoning an OpenAI upstream encrypted can only go back to a native cell, thinking an Anthropic upstream
+  // signed (in a Tollgate envelope) only to an Anthropic one: no fallback to another cell.
+  historyCell: (body) => (carriesEnvelope(body) ? 'to-anthropic' : carriesEncryptedReasoning(body) ? 'native' : undefined),
   validate: validateResponsesRequest,
   bind: bindResponses,
   modelOf: (body) => body.model,
   streams: (body) => body.stream === true,
-  countInput: countResponsesInput,
+  countInput: countResponsesHold,
   // max_output_tokens, else the model's (Codex never sends one) — never more than the model's.
   outputBudget(body, modelMaxOutput) {
     const max = modelMaxOutput!;
     return { maxOutput: typeof body.max_output_tokens === 'number' ? Math.min(body.max_output_tokens, max) : max, choices: 1 };
   },
   withMaxOutput: (body, maxOutput) => ({ ...body, max_output_tokens: maxOutput }),
-  buildRequest: (body, candidate) => (responsesCellFor(candidate) === 'translated' ? translatedRequest(body, candidate) : buildNativeResponsesRequest(body, candidate)),
+  buildRequest(body, candidate) {
+    const cell = responsesCellFor(candidate);
+    if (cell === 'to-anthropic') return anthropicRequest(body, candidate);
+    return cell === 'translated' ? translatedRequest(body, candidate) : buildNativeResponsesRequest(body, candidate);
+  },
   parseAnswer(json, body, candidate, requestId) {
-    if (responsesCellFor(candidate) === 'translated') return translatedAnswer(json, body, candidate, requestId);
+    const cell = responsesCellFor(candidate);
+    if (cell === 'to-anthropic') return anthropicAnswer(json, body, candidate, requestId);
+    if (cell === 'translated') return translatedAnswer(json, body, candidate, requestId);
     const usage = readResponsesUsage(json.usage);
     const output = Array.isArray(json.output) ? json.output.filter(isJsonObject) : [];
     // A failed response with nothing to show and nothing used is the upstream's failure (retried, or a 502).
@@ -66,8 +74,11 @@ export const openaiResponses: ClientApi<ResponsesBody> = {
     answer.body.usage = responsesUsage(charge, answer.usage);
     return answer.body;
   },
-  openStream: (body, candidate, requestId) =>
-    responsesCellFor(candidate) === 'translated' ? translatedStream(body, candidate, requestId) : new ResponsesClientStream(body, requestId),
+  openStream(body, candidate, requestId) {
+    const cell = responsesCellFor(candidate);
+    if (cell === 'to-anthropic') return anthropicStream(body, candidate, requestId);
+    return cell === 'translated' ? translatedStream(body, candidate, requestId) : new ResponsesClientStream(body, requestId);
+  },
   envelope: responsesEnvelope,
   errorFor: responsesError,
 };

@@ -85,7 +85,7 @@ function metadata(body: ChatRequestBody, dropped: Set<string>): Record<string, u
  * block first. Clients that do not echo `thinking_blocks` would always hit that error with a gateway-
  * chosen budget, so the gateway leaves thinking off for them instead.
  */
-function continuesToolUseWithoutThinking(messages: readonly Record<string, unknown>[]): boolean {
+export function continuesToolUseWithoutThinking(messages: readonly Record<string, unknown>[]): boolean {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
     if (message.role !== 'assistant') continue;

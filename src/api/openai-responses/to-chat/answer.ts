@@ -10,9 +10,13 @@ import type { ResponsesBody } from '../validate.js';
 import { responsesCallId } from './call-ids.js';
 import { endOf, responseObject } from './response.js';
 
-export function reasoningItem(id: string, text: string): JsonObject {
-  return { id, type: 'reasoning', summary: [{ type: 'summary_text', text }] };
+/** `encrypted`: the Tollgate envelope of the thinking an Anthropic upstream signed (to-anthropic/envelope.ts). */
+export function reasoningItem(id: string, text: string, encrypted?: string): JsonObject {
+  return { id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }], ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) };
 }
+
+/** Seals an answer's thinking blocks (the chat adapter's `thinking_blocks`) as a reasoning item's encrypted_content. */
+export type SealThinking = (blocks: readonly JsonObject[]) => string;
 
 export function messageItem(id: string, status: string, parts: readonly JsonObject[]): JsonObject {
   return { id, type: 'message', status, role: 'assistant', content: [...parts] };
@@ -27,13 +31,22 @@ export function functionCallItem(id: string, status: string, callId: string, nam
 }
 
 /** The Response of `completion`; `responseId`: `resp_` + the request id; `namespaces`: chatRequestOf's. */
-export function responseOfCompletion(completion: JsonObject, usage: ReportedUsage | null, body: ResponsesBody, responseId: string, namespaces: ReadonlyMap<string, string>): JsonObject {
+export function responseOfCompletion(
+  completion: JsonObject,
+  usage: ReportedUsage | null,
+  body: ResponsesBody,
+  responseId: string,
+  namespaces: ReadonlyMap<string, string>,
+  seal?: SealThinking,
+): JsonObject {
   const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
   if (!isJsonObject(choice) || !isJsonObject(choice.message)) throw malformed('chat completion');
   const message = choice.message;
   const suffix = responseId.slice('resp_'.length);
   const output: JsonObject[] = [];
-  if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '') output.push(reasoningItem(`rs_${suffix}`, message.reasoning_content));
+  const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : '';
+  const blocks = seal && Array.isArray(message.thinking_blocks) ? message.thinking_blocks.filter(isJsonObject) : [];
+  if (reasoning !== '' || blocks.length > 0) output.push(reasoningItem(`rs_${suffix}`, reasoning, blocks.length > 0 ? seal!(blocks) : undefined));
   const parts: JsonObject[] = [];
   const text = contentText(message.content);
   if (text !== '') parts.push(textPart(text));

@@ -4,10 +4,11 @@
 // whole or streamed, comes back as a Response. One translator for the pair; what it carries and loses:
 // docs/adr/0044-responses-to-chat.md.
 import type { JsonObject } from '../../../json-object.js';
-import type { ApiAnswer } from '../../../pipeline/client-api.js';
+import type { ApiAnswer, CellName } from '../../../pipeline/client-api.js';
 import type { UpstreamRequest } from '../../../providers/types.js';
 import type { Candidate } from '../../../routing/resolve-route.js';
 import { ResponsesOutputMeter } from '../output-meter.js';
+import { reachesAnthropic } from '../to-anthropic/index.js';
 import type { ResponsesBody } from '../validate.js';
 import { responseOfCompletion } from './answer.js';
 import { chatRequestOf } from './request.js';
@@ -15,10 +16,14 @@ import { ChatResponsesStream } from './stream.js';
 import { chatTools } from './tools.js';
 import { asResponsesUsage } from './usage.js';
 
-/** How the Responses API reaches `candidate`: natively when it serves Responses, translated when its kind's chat completions can take it. */
-export function responsesCellFor(candidate: Candidate): 'native' | 'translated' | undefined {
+/**
+ * How the Responses API reaches `candidate`: natively when it serves Responses, translated to Anthropic's
+ * Messages on an Anthropic upstream (to-anthropic/), translated when its kind's chat completions can take it.
+ */
+export function responsesCellFor(candidate: Candidate): CellName | undefined {
   const { serves } = candidate.provider;
   if (serves.includes('responses')) return 'native';
+  if (reachesAnthropic(candidate)) return 'to-anthropic';
   return serves.includes('chat') && candidate.adapter.chatTranslation?.from.includes('responses') ? 'translated' : undefined;
 }
 

@@ -9,7 +9,9 @@
 //  - function_call_output: a `tool` message; images in an output follow the tool messages as a user message
 //    (chat's tool messages carry text only);
 //  - reasoning items: dropped — a chat upstream takes no reasoning back (the gateway's own reasoning
-//    items, made from `reasoning_content`, come back here and go no further);
+//    items, made from `reasoning_content`, come back here and go no further) — except for an Anthropic
+//    upstream (to-anthropic/), whose `thinkingOf` opens a genuine envelope: its blocks go on the next
+//    assistant message as the chat adapter's `thinking_blocks`, restored before that turn's text and tool_use;
 //  - an item_reference names state no chat upstream has: refused before this (bind.ts); any other item
 //    type (a shell call, a computer action, a custom tool call) is a 400 naming it.
 import { GatewayError } from '../../../errors.js';
@@ -21,7 +23,7 @@ type ChatPart = JsonObject;
 function unsupported(param: string, what: string): never {
   throw new GatewayError('unsupported_parameter', {
     param,
-    message: `${what} cannot be sent to this model: its upstream serves only chat completions.`,
+    message: `${what} cannot be sent to this model: its upstream does not speak the Responses API.`,
   });
 }
 
@@ -67,12 +69,25 @@ function contentOf(parts: readonly ChatPart[]): string | ChatPart[] {
   return parts.every((part) => part.type === 'text') ? textOf(parts) : [...parts];
 }
 
-export function chatMessages(instructions: unknown, input: unknown): JsonObject[] {
+/** The thinking blocks a reasoning item carries back to the upstream (undefined: none, the item is dropped). */
+export type ThinkingOf = (item: JsonObject) => JsonObject[] | undefined;
+
+export function chatMessages(instructions: unknown, input: unknown, thinkingOf?: ThinkingOf): JsonObject[] {
   const system: string[] = [];
   if (typeof instructions === 'string' && instructions !== '') system.push(instructions);
   const messages: JsonObject[] = [];
   /** Images from tool outputs, sent as a user message once the run of tool messages ends. */
   let images: ChatPart[] = [];
+  /** Thinking restored from reasoning items, for the next assistant message (where the upstream made it). */
+  let thinking: JsonObject[] = [];
+  const assistant = (message: JsonObject): JsonObject => {
+    if (thinking.length > 0) {
+      const blocks = Array.isArray(message.thinking_blocks) ? message.thinking_blocks : (message.thinking_blocks = []);
+      blocks.push(...thinking);
+      thinking = [];
+    }
+    return message;
+  };
   const flushImages = () => {
     if (images.length > 0) messages.push({ role: 'user', content: images });
     images = [];
@@ -92,7 +107,7 @@ export function chatMessages(instructions: unknown, input: unknown): JsonObject[
           return;
         }
         if (item.role === 'assistant') {
-          messages.push({ role: 'assistant', content: textOf(parts) });
+          messages.push(assistant({ role: 'assistant', content: textOf(parts) }));
           return;
         }
         messages.push({ role: 'user', content: contentOf(parts) });
@@ -110,8 +125,9 @@ export function chatMessages(instructions: unknown, input: unknown): JsonObject[
           const calls = Array.isArray(last.tool_calls) ? last.tool_calls : (last.tool_calls = []);
           calls.push(call);
           if (last.content === '') last.content = null;
+          assistant(last);
         } else {
-          messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+          messages.push(assistant({ role: 'assistant', content: null, tool_calls: [call] }));
         }
         return;
       }
@@ -121,8 +137,11 @@ export function chatMessages(instructions: unknown, input: unknown): JsonObject[
         messages.push({ role: 'tool', tool_call_id: chatCallId(typeof item.call_id === 'string' ? item.call_id : ''), content: textOf(parts) });
         return;
       }
-      case 'reasoning':
+      case 'reasoning': {
+        const blocks = thinkingOf?.(item);
+        if (blocks) thinking.push(...blocks);
         return;
+      }
       default:
         return unsupported(`${param}.type`, `An input item of type '${String(type)}'`);
     }

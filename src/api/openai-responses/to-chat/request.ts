@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject } from '../../../json-object.js';
 import type { ChatTranslation } from '../../../providers/kinds.js';
 import type { ChatRequestBody } from '../../../providers/types.js';
 import type { ResponsesBody } from '../validate.js';
-import { chatMessages } from './input.js';
+import { chatMessages, type ThinkingOf } from './input.js';
 import { chatTools } from './tools.js';
 
 /** Top-level fields the translation reads. */
@@ -30,7 +30,7 @@ export interface ChatRequest {
 export function statefulRefusal(param: string): GatewayError {
   return new GatewayError('unsupported_parameter', {
     param,
-    message: `'${param}' names state stored upstream, and this model's upstream serves only chat completions, which store none: send the full history as 'input' with store: false (as Codex does).`,
+    message: `'${param}' names state stored upstream, and this model's upstream does not speak the Responses API (it is reached through a translation), so it stores none: send the full history as 'input' with store: false (as Codex does).`,
   });
 }
 
@@ -50,7 +50,7 @@ function responseFormat(text: unknown): JsonObject | undefined {
  * `maxOutputTokens`: the model's, which bounds the hold too (Codex sends no max_output_tokens: the model's
  * goes upstream, so the upstream never writes more than was held).
  */
-export function chatRequestOf(body: ResponsesBody, translation: ChatTranslation, maxOutputTokens: number | undefined): ChatRequest {
+export function chatRequestOf(body: ResponsesBody, translation: ChatTranslation, maxOutputTokens: number | undefined, thinkingOf?: ThinkingOf): ChatRequest {
   for (const field of STATEFUL) if (body[field] !== undefined && body[field] !== null) throw statefulRefusal(field);
   if (Array.isArray(body.input)) {
     const index = body.input.findIndex((item) => isJsonObject(item) && item.type === 'item_reference');
@@ -58,7 +58,7 @@ export function chatRequestOf(body: ResponsesBody, translation: ChatTranslation,
   }
   const dropped = new Set<string>();
   for (const field of Object.keys(body)) if (!CARRIED.has(field) && !IGNORED.has(field)) dropped.add(field);
-  const chat: ChatRequestBody = { model: body.model, messages: chatMessages(body.instructions, body.input) };
+  const chat: ChatRequestBody = { model: body.model, messages: chatMessages(body.instructions, body.input, thinkingOf) };
   const { namespaces, ...tools } = chatTools(body, dropped);
   Object.assign(chat, tools);
   const limit = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : maxOutputTokens;

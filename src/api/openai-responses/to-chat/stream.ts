@@ -9,7 +9,10 @@
 //   convention and usage.cost.
 // Every event is named (`event:` line) and numbered: sequence_number from 0, one more per event. A call
 // starts as soon as its name is known; a fragment of a call whose item has closed (a server interleaving
-// parallel calls) is dropped. A growing hold's cut is a response.incomplete listing what the client saw
+// parallel calls) is dropped. An Anthropic upstream's thinking (the chat adapter's `thinking_blocks`, once a
+// block is complete) is sealed into its reasoning item's `encrypted_content` when the cell passes `seal`
+// (to-anthropic/): consecutive thinking blocks make one reasoning item; a redacted one opens an item with
+// no summary. A growing hold's cut is a response.incomplete listing what the client saw
 // finished; a failure a response.failed with the usage charged — never zero once output went out.
 import type { GatewayError } from '../../../errors.js';
 import { isJsonObject, type JsonObject } from '../../../json-object.js';
@@ -19,7 +22,7 @@ import type { ChatStreamTranslator, FramedEvent, ReportedUsage } from '../../../
 import { COUNT_BUDGET_MS, TokenTally } from '../../../tokens/token-tally.js';
 import { responsesUsage } from '../usage.js';
 import type { ResponsesBody } from '../validate.js';
-import { functionCallItem, messageItem, reasoningItem, textPart } from './answer.js';
+import { functionCallItem, messageItem, reasoningItem, textPart, type SealThinking } from './answer.js';
 import { responsesCallId } from './call-ids.js';
 import { endOf, responseObject } from './response.js';
 import { asResponsesUsage } from './usage.js';
@@ -36,7 +39,7 @@ interface ToolCall {
 type PartKind = 'output_text' | 'refusal';
 
 type OpenItem =
-  | { readonly kind: 'reasoning'; readonly id: string; readonly index: number; text: string }
+  | { readonly kind: 'reasoning'; readonly id: string; readonly index: number; text: string; part: boolean; readonly blocks: JsonObject[] }
   | { readonly kind: 'message'; readonly id: string; readonly index: number; readonly parts: { kind: PartKind; text: string }[] }
   | { readonly kind: 'call'; readonly id: string; readonly index: number; readonly call: ToolCall; readonly callId: string };
 
@@ -67,6 +70,7 @@ export class ChatResponsesStream implements ClientStream {
     requestId: string,
     private readonly namespaces: ReadonlyMap<string, string>,
     tally: TokenTally = new TokenTally(COUNT_BUDGET_MS),
+    private readonly seal?: SealThinking,
   ) {
     this.output = tally;
     this.responseId = `resp_${requestId}`;
@@ -89,6 +93,7 @@ export class ChatResponsesStream implements ClientStream {
     if (!isJsonObject(choice)) return frames;
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') frames += this.reasoning(delta.reasoning_content);
+    if (this.seal && Array.isArray(delta.thinking_blocks)) frames += this.thinking(delta.thinking_blocks.filter(isJsonObject));
     if (typeof delta.content === 'string' && delta.content !== '') frames += this.text('output_text', delta.content);
     if (typeof delta.refusal === 'string' && delta.refusal !== '') frames += this.text('refusal', delta.refusal);
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) frames += this.gather(call);
@@ -171,16 +176,32 @@ export class ChatResponsesStream implements ClientStream {
     return this.items.length + (this.open ? 1 : 0);
   }
 
+  /** The open reasoning item, opened (output_item.added) when another item is open or none. */
+  private openReasoning(): { frames: string; open: Extract<OpenItem, { kind: 'reasoning' }> } {
+    if (this.open?.kind === 'reasoning') return { frames: '', open: this.open };
+    let frames = this.closeOpen();
+    const open = { kind: 'reasoning' as const, id: `rs_${this.suffix}_${this.nextIndex}`, index: this.nextIndex, text: '', part: false, blocks: [] };
+    this.open = open;
+    frames += this.event('response.output_item.added', { output_index: open.index, item: { id: open.id, type: 'reasoning', summary: [] } });
+    return { frames, open };
+  }
+
+  /** Complete thinking blocks: kept for the open reasoning item's envelope. */
+  private thinking(blocks: JsonObject[]): string {
+    if (blocks.length === 0) return '';
+    const { frames, open } = this.openReasoning();
+    open.blocks.push(...blocks);
+    return frames;
+  }
+
   private reasoning(text: string): string {
-    let frames = '';
-    if (this.open?.kind !== 'reasoning') {
-      frames += this.closeOpen();
-      const open = { kind: 'reasoning' as const, id: `rs_${this.suffix}_${this.nextIndex}`, index: this.nextIndex, text: '' };
-      this.open = open;
-      frames += this.event('response.output_item.added', { output_index: open.index, item: { id: open.id, type: 'reasoning', summary: [] } });
+    const opened = this.openReasoning();
+    const open = opened.open;
+    let frames = opened.frames;
+    if (!open.part) {
+      open.part = true;
       frames += this.event('response.reasoning_summary_part.added', { item_id: open.id, output_index: open.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
     }
-    const open = this.open as Extract<OpenItem, { kind: 'reasoning' }>;
     open.text += text;
     this.meter(text);
     return frames + this.event('response.reasoning_summary_text.delta', { item_id: open.id, output_index: open.index, summary_index: 0, delta: text });
@@ -257,9 +278,11 @@ export class ChatResponsesStream implements ClientStream {
     let item: JsonObject;
     if (open.kind === 'reasoning') {
       const where = { item_id: open.id, output_index: open.index, summary_index: 0 };
-      frames += this.event('response.reasoning_summary_text.done', { ...where, text: open.text });
-      frames += this.event('response.reasoning_summary_part.done', { ...where, part: { type: 'summary_text', text: open.text } });
-      item = reasoningItem(open.id, open.text);
+      if (open.part) {
+        frames += this.event('response.reasoning_summary_text.done', { ...where, text: open.text });
+        frames += this.event('response.reasoning_summary_part.done', { ...where, part: { type: 'summary_text', text: open.text } });
+      }
+      item = reasoningItem(open.id, open.text, this.seal && open.blocks.length > 0 ? this.seal(open.blocks) : undefined);
     } else if (open.kind === 'message') {
       frames += this.closePart(open, open.parts.length - 1);
       item = messageItem(open.id, 'completed', open.parts.map((part) => partOf(part.kind, part.text)));

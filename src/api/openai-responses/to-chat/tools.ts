@@ -33,7 +33,7 @@ function chatFunction(tool: JsonObject): JsonObject {
 function refuse(param: string, type: string, why: string): never {
   throw new GatewayError('unsupported_parameter', {
     param,
-    message: `The tool '${type}' ${why} on this model: its upstream serves only chat completions, which run function tools only. Remove it from 'tools'.`,
+    message: `The tool '${type}' ${why} on this model: its upstream does not speak the Responses API and is sent function tools only. Remove it from 'tools'.`,
   });
 }
 

@@ -1,6 +1,6 @@
 // Which cell the Responses API reaches each upstream kind in (to-chat/index.ts responsesCellFor): native
 // where the provider serves Responses, translated where it serves only chat completions and its kind
-// translates Responses (openai, azure-openai, openai-compatible), none for Anthropic and Gemini (for now);
+// translates Responses (openai, azure-openai, openai-compatible), to-anthropic for Anthropic, none for Gemini (for now);
 // and fallback kept to the native cell when the history carries reasoning an upstream encrypted.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,12 +16,12 @@ function candidate(provider = testProvider()): Candidate {
 }
 
 describe('responsesCellFor', () => {
-  test('native where Responses is served, translated where only chat is and the kind translates it, else none', () => {
+  test('native where Responses is served, translated where only chat is and the kind translates it, to-anthropic on Anthropic, else none', () => {
     assert.equal(responsesCellFor(candidate()), 'native');
     assert.equal(responsesCellFor(candidate(testProvider({ serves: ['chat'] }))), 'translated');
     assert.equal(responsesCellFor(candidate(testCompatibleProvider())), 'translated');
     assert.equal(responsesCellFor(candidate(testCompatibleProvider({ serves: ['chat', 'responses'] }))), 'native');
-    assert.equal(responsesCellFor(candidate(testAnthropicProvider())), undefined);
+    assert.equal(responsesCellFor(candidate(testAnthropicProvider())), 'to-anthropic');
     assert.equal(responsesCellFor(candidate(testProvider({ kind: 'gemini', serves: ['chat'] }))), undefined);
   });
 
