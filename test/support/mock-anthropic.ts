@@ -72,7 +72,8 @@ export interface AnthropicUsage {
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
-const thinkingOn = (b: Obj): boolean => isObj(b.thinking) && b.thinking.type === 'enabled';
+/** Thinking with a budget (`enabled`) or, on Claude ≥ 4.6, `adaptive` (with output_config.effort). */
+const thinkingOn = (b: Obj): boolean => isObj(b.thinking) && (b.thinking.type === 'enabled' || b.thinking.type === 'adaptive');
 
 /**
  * The usage the mock reports, so tests can price it:
@@ -170,8 +171,13 @@ function invalidRequest(b: Obj): string | undefined {
   if (!Number.isInteger(b.max_tokens)) return 'max_tokens: Field required';
   if (!Array.isArray(b.messages) || b.messages.length === 0) return 'messages: Field required';
   const messages = b.messages.filter(isObj);
+  // Claude 4.7 and later take only adaptive thinking.
+  if (isObj(b.thinking) && b.thinking.type === 'enabled' && /^claude-(?:opus|sonnet|haiku)-4-(?:[7-9]|\d\d)(?:-|$)/.test(String(b.model))) {
+    return `thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.`;
+  }
+  if (isObj(b.thinking) && b.thinking.type === 'adaptive' && b.thinking.budget_tokens !== undefined) return 'thinking.adaptive.budget_tokens: Extra inputs are not permitted';
   if (thinkingOn(b)) {
-    const budget = (b.thinking as Obj).budget_tokens;
+    const budget = (b.thinking as Obj).type === 'adaptive' ? 1024 : (b.thinking as Obj).budget_tokens;
     if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
     if ((b.max_tokens as number) <= budget) return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
     if (isObj(b.tool_choice) && (b.tool_choice.type === 'any' || b.tool_choice.type === 'tool')) return 'Thinking may not be enabled when tool_choice forces tool use.';

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { envelopeKey, openThinking, sealThinking } from '../../../../src/api/openai-responses/to-anthropic/envelope.js';
 import { anthropicAnswer, anthropicRequest, anthropicStream } from '../../../../src/api/openai-responses/to-anthropic/index.js';
+import { countResponsesHold, countResponsesInput } from '../../../../src/api/openai-responses/count-input.js';
 import { openaiResponses } from '../../../../src/api/openai-responses/index.js';
 import { responsesCellFor } from '../../../../src/api/openai-responses/to-chat/index.js';
 import type { ResponsesBody } from '../../../../src/api/openai-responses/validate.js';
@@ -21,7 +22,8 @@ import { adapterFor } from '../../../../src/providers/registry.js';
 import type { Candidate } from '../../../../src/routing/resolve-route.js';
 import type { UsageRecord } from '../../../../src/storage/types.js';
 import { everyOffset } from '../../../contract/replay.js';
-import { testAnthropicProvider } from '../../../support/provider-fixture.js';
+import { testAnthropicProvider, testCompatibleProvider } from '../../../support/provider-fixture.js';
+import type { ModelConfig } from '../../../../src/config/types.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- request and event bodies are arbitrary JSON
 type Json = any;
@@ -151,6 +153,19 @@ describe('responses → anthropic: the request', () => {
     assert.equal(out.max_tokens, 32_000);
     assert.equal(out.stream, true);
     assert.ok(request.dropped?.some((d) => d.includes('web_search')));
+  });
+});
+
+describe('responses → anthropic: the hold', () => {
+  test('prompt_cache_key on a route reaching Anthropic: the whole prompt held at the cache-write price; else plain input', async () => {
+    const body = { model: 'claude', input: 'Say hello to the whole world.', prompt_cache_key: 's1' };
+    const tokens = await countResponsesInput(body);
+    const route = (c: Candidate) => ({ model: {} as ModelConfig, candidates: [c] });
+    assert.deepEqual(await countResponsesHold(body, undefined, route(candidate())), { tokens, cacheWrite: { tokens, oneHour: false } });
+    assert.equal(await countResponsesHold({ ...body, prompt_cache_key: undefined }, undefined, route(candidate())), tokens);
+    const compatible = testCompatibleProvider();
+    const chatOnly: Candidate = { provider: compatible, adapter: adapterFor(compatible.kind), weight: 1, target: { provider: compatible, upstreamModel: 'up', clientModel: 'm', maxOutputTokens: 100 } };
+    assert.equal(await countResponsesHold(body, undefined, route(chatOnly)), tokens, 'a chat upstream writes no cache the gateway could price');
   });
 });
 
