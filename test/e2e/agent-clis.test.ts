@@ -4,7 +4,9 @@
 // the price of the usage the upstream reported; with a $0.001 key each exits non-zero with a message about
 // the balance, and nothing is charged. Codex also runs on a chat-only model (the Responses → chat
 // translation, ADR 0044): a tool loop — the upstream calls a tool, Codex runs it and sends its output, the
-// upstream answers in text — charged exactly the usage the chat upstream reported.
+// upstream answers in text — charged exactly the usage the chat upstream reported; and on Claude (the
+// Responses → Anthropic translation, ADR 0045): the same loop with thinking, its envelope echoed by Codex
+// and restored byte-for-byte, charged exactly the usage Anthropic reported.
 //
 // The CLIs only ever run inside a loopback-only network namespace: this file starts
 // test/e2e/agents/driver.ts under `unshare --net` (lo brought up first), which starts the mock upstreams,
@@ -13,8 +15,8 @@
 import { before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { agentBinaries, AGENT_CLIS_INSTALL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_MODEL, namespaceTools, runDriverIsolated, type AgentFacts, type AgentRun } from '../support/agent-clis.js';
-import { ANTHROPIC_MOCK_KEY, ANTHROPIC_TEXT } from '../support/mock-anthropic.js';
+import { agentBinaries, AGENT_CLIS_INSTALL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_CLAUDE_MODEL, CODEX_CLAUDE_UPSTREAM, CODEX_MODEL, namespaceTools, runDriverIsolated, type AgentFacts, type AgentRun } from '../support/agent-clis.js';
+import { ANTHROPIC_MOCK_KEY, ANTHROPIC_TEXT, ANTHROPIC_THINKING, signatureFor } from '../support/mock-anthropic.js';
 import { claudeCostNano } from '../support/messages-config.js';
 import { RESPONSES_MOCK_KEY, RESPONSES_TEXT } from '../support/mock-responses.js';
 import { toolResultText } from '../support/mock-upstream.js';
@@ -206,6 +208,46 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
         );
         const total = expected.reduce((a, b) => a + b, 0);
         t.diagnostic(`codex on a chat-only model: ${run.upstream.length} requests, ${total} nano-dollars`);
+        assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
+        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
+        assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived);
+      });
+
+      test('codex exec on Claude (Responses → Anthropic): a tool loop with thinking, its envelope echoed and restored, cached; charged exactly the Anthropic usage', (t) => {
+        const run = runOf('codex-claude', 5);
+        show(t, run);
+        assert.equal(run.timedOut, false, 'the CLI finished before its timeout');
+        assert.equal(run.code, 0, 'the CLI exits 0');
+        assert.ok(run.stdout.includes(toolResultText('').trim()), `the CLI printed the answer to its tool result: ${run.stdout}`);
+        assert.ok(run.stdout.includes('tollgate-tool-ran'), 'the tool ran and its output went back upstream');
+        assert.deepEqual(run.gateway.filter((r) => r.status !== 200), [], 'the gateway answered every request of the CLI 200');
+        assert.ok(run.upstream.length >= 2, 'a tool loop: at least two model requests');
+        for (const call of run.upstream) {
+          assert.deepEqual([call.method, call.url.split('?')[0], call.model], ['POST', '/v1/messages', CODEX_CLAUDE_UPSTREAM]);
+          assert.equal(call.headers['x-api-key'], ANTHROPIC_MOCK_KEY);
+          const leaked = Object.entries(call.headers).filter(([name, value]) => name !== 'x-api-key' && (value.includes(run.key.secret) || /\btg-/.test(value)));
+          assert.deepEqual(leaked, [], 'no client credential in any header the upstream got');
+          assert.equal(call.clientKeyInBody, false);
+          assert.ok(call.reportedUsage, 'the upstream reported usage');
+          // Codex's prompt_cache_key (its session) → a top-level cache_control; its reasoning effort → adaptive thinking.
+          assert.deepEqual(call.anthropic?.cacheControl, { type: 'ephemeral' });
+          assert.deepEqual(call.anthropic?.thinking, { type: 'adaptive' });
+        }
+        const [first, second] = run.upstream;
+        assert.deepEqual(first!.anthropic!.toolResultIds, []);
+        assert.deepEqual(second!.anthropic!.toolUseIds, ['toolu_codex_exec_1']);
+        assert.deepEqual(second!.anthropic!.toolResultIds, ['toolu_codex_exec_1']);
+        // Codex echoed the reasoning item; the gateway restored Claude's thinking with its signature, byte for byte (the mock checked it).
+        assert.deepEqual(second!.anthropic!.thinkingSignatures, [signatureFor(ANTHROPIC_THINKING)]);
+        for (const row of run.rows) assert.deepEqual([row.endpoint, row.status, row.usage_source, row.model], ['responses', 200, 'upstream', CODEX_CLAUDE_MODEL]);
+        const expected = run.upstream.map((call) => claudeCostNano(call.reportedUsage as Json));
+        assert.deepEqual(
+          run.rows.map((row) => usdToNano(row.cost)).sort((a, b) => a - b),
+          [...expected].sort((a, b) => a - b),
+          'each row costs the price of the usage its upstream reported',
+        );
+        const total = expected.reduce((a, b) => a + b, 0);
+        t.diagnostic(`codex on Claude: ${run.upstream.length} requests, ${total} nano-dollars`);
         assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
         assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
         assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived);

@@ -21,6 +21,9 @@ export const CLAUDE_BACKGROUND_MODEL = 'claude-haiku-4-5';
 export const CODEX_MODEL = 'gpt-5-codex';
 /** The model `codex exec` runs on through the Responses → chat translation (an openai-compatible, chat-only upstream). */
 export const CODEX_CHAT_MODEL = 'qwen-coder';
+/** Codex on Claude (the Responses → Anthropic translation, ADR 0045): the model, and its upstream model (adaptive thinking). */
+export const CODEX_CLAUDE_MODEL = 'claude-codex';
+export const CODEX_CLAUDE_UPSTREAM = 'claude-opus-4-7';
 
 export interface AgentBinaries {
   /** Claude Code's native binary, from its platform package. */
@@ -159,11 +162,20 @@ export interface UpstreamCall {
   /** A chat request's tool messages' tool_call_ids and its assistant tool_calls' ids (a translated cell's tool loop). */
   toolResultIds: string[];
   toolCallIds: string[];
+  /** A Messages request the Responses → Anthropic cell sent (codex-claude), else undefined. */
+  anthropic?: {
+    thinking: unknown;
+    cacheControl: unknown;
+    /** The signatures of the thinking blocks in its turns (restored from Codex's echoed reasoning items). */
+    thinkingSignatures: string[];
+    toolUseIds: string[];
+    toolResultIds: string[];
+  };
 }
 
 export interface AgentRun {
-  /** `codex-chat`: codex exec on a chat-only model (the Responses → chat translation). */
-  agent: 'claude' | 'codex' | 'codex-chat';
+  /** `codex-chat`: codex exec on a chat-only model (the Responses → chat translation); `codex-claude`: on Claude (Responses → Anthropic). */
+  agent: 'claude' | 'codex' | 'codex-chat' | 'codex-claude';
   /** The key's balance in USD. */
   balance: number;
   command: string[];

@@ -8,15 +8,17 @@
 // $0.001 for each agent), and each agent run once per key with a temp HOME, bounded by a timeout. Then
 // Codex once more on a chat-only model (the mock OpenAI-compatible upstream, which serves only chat
 // completions: the Responses → chat translation, ADR 0044), whose answer is a tool call first, then, once
-// the tool's output comes back, text — a two-request tool loop.
+// the tool's output comes back, text — a two-request tool loop; and Codex on Claude (the mock Anthropic
+// upstream through the Responses → Anthropic translation, ADR 0045), the same loop with thinking, whose
+// envelope Codex echoes on its second request.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentBinaries, readmeSetup, CLAUDE_BACKGROUND_MODEL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_MODEL, type AgentBinaries, type AgentFacts, type AgentRun, type UpstreamCall } from '../../support/agent-clis.js';
+import { agentBinaries, readmeSetup, CLAUDE_BACKGROUND_MODEL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_CLAUDE_MODEL, CODEX_CLAUDE_UPSTREAM, CODEX_MODEL, type AgentBinaries, type AgentFacts, type AgentRun, type UpstreamCall } from '../../support/agent-clis.js';
 import { stopGateway, startGateway, type GatewayProcess, type KeyAudit } from '../../support/gateway-process.js';
 import { ledgerKinds, usageRows } from '../../support/ledger-check.js';
-import { anthropicDefault, ANTHROPIC_MOCK_KEY, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
+import { anthropicDefault, anthropicUsageFor, ANTHROPIC_MOCK_KEY, ANTHROPIC_THINKING, signatureFor, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
 import { CLAUDE_PRICES } from '../../support/messages-config.js';
 import { mockDefault, RESPONSES_MOCK_KEY, startMockResponses, type MockResponses } from '../../support/mock-responses.js';
 import { chatChunks, chatCompletion, defaultReply, defaultUsageFor, sseFromChunks, startMockUpstream, type MockReply, type MockUpstream, type ReceivedRequest } from '../../support/mock-upstream.js';
@@ -77,6 +79,10 @@ models:
     upstreams: [{ provider: local, model: Qwen/Qwen3-Coder-30B-A3B-Instruct }]
     price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }
     max_output_tokens: 16000
+  ${CODEX_CLAUDE_MODEL}:
+    upstreams: [{ provider: anthropic, model: ${CODEX_CLAUDE_UPSTREAM} }]
+    price: { input: ${CLAUDE_PRICES.input}, output: ${CLAUDE_PRICES.output}, cached_input: ${CLAUDE_PRICES.cachedInput}, cache_write: ${CLAUDE_PRICES.cacheWrite}, cache_write_1h: ${CLAUDE_PRICES.cacheWrite1h} }
+    max_output_tokens: 32000
 `;
 }
 
@@ -142,12 +148,55 @@ function upstreamCall(req: ReceivedRequest, reported: Map<ReceivedRequest, Json>
     thinkingBudget: typeof req.body?.thinking?.budget_tokens === 'number' ? req.body.thinking.budget_tokens : null,
     toolResultIds: messagesOf(req.body).flatMap((m) => (m?.role === 'tool' && typeof m.tool_call_id === 'string' ? [m.tool_call_id] : [])),
     toolCallIds: messagesOf(req.body).flatMap((m) => (Array.isArray(m?.tool_calls) ? m.tool_calls.map((c: Json) => String(c?.id)) : [])),
+    ...(req.body?.model === CODEX_CLAUDE_UPSTREAM ? { anthropic: anthropicFacts(req.body) } : {}),
   };
+}
+
+function anthropicFacts(body: Json): NonNullable<UpstreamCall['anthropic']> {
+  const blocks: Json[] = messagesOf(body).flatMap((m) => (Array.isArray(m?.content) ? m.content : []));
+  const of = (type: string, field: string) => blocks.filter((b) => b?.type === type).map((b) => String(b[field]));
+  return { thinking: body.thinking ?? null, cacheControl: body.cache_control ?? null, thinkingSignatures: of('thinking', 'signature'), toolUseIds: of('tool_use', 'id'), toolResultIds: of('tool_result', 'tool_use_id') };
+}
+
+/**
+ * Claude (the Anthropic mock) asked by Codex: an exec_command call (after its thinking, when thinking is on)
+ * while the request offers it and carries no tool result yet; undefined otherwise (the mock's default then
+ * answers the tool result in text, after checking the echoed thinking's signature).
+ */
+function execToolUse(req: ReceivedRequest): MockReply | undefined {
+  const body = req.body as Json;
+  if (body?.model !== CODEX_CLAUDE_UPSTREAM) return undefined;
+  const offered = Array.isArray(body.tools) && body.tools.some((tool: Json) => tool?.name === 'exec_command');
+  if (!offered || anthropicFacts(body).toolResultIds.length > 0) return undefined;
+  const usage = anthropicUsageFor(body);
+  const thinking = body.thinking?.type === 'adaptive' || body.thinking?.type === 'enabled';
+  const content: Json[] = [
+    ...(thinking ? [{ type: 'thinking', thinking: ANTHROPIC_THINKING, signature: signatureFor(ANTHROPIC_THINKING) }] : []),
+    { type: 'tool_use', id: TOOL_USE_ID, name: 'exec_command', input: { cmd: TOOL_COMMAND } },
+  ];
+  const message = { id: 'msg_codex_exec_1', type: 'message', role: 'assistant', model: body.model, content, stop_reason: 'tool_use', stop_sequence: null, usage };
+  if (body.stream !== true) return { json: message };
+  const events: Json[] = [{ type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }];
+  content.forEach((block, index) => {
+    if (block.type === 'thinking') {
+      events.push({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
+      events.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+    } else {
+      events.push({ type: 'content_block_start', index, content_block: { ...block, input: {} } });
+      events.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+    }
+    events.push({ type: 'content_block_stop', index });
+  });
+  events.push({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage });
+  events.push({ type: 'message_stop' });
+  return { sse: events.map((event) => ({ event: String(event.type), data: JSON.stringify(event) })) };
 }
 
 /** The command the chat model asks Codex to run, and the call's id. */
 const TOOL_COMMAND = 'echo tollgate-tool-ran';
 const TOOL_CALL_ID = 'call_codex_exec_1';
+const TOOL_USE_ID = 'toolu_codex_exec_1';
 
 /** A chat answer calling exec_command when the request offers it and carries no tool result yet. */
 function execCall(req: ReceivedRequest): MockReply | undefined {
@@ -268,6 +317,24 @@ const codexChat = (chat: MockUpstream): Agent => ({
   },
 });
 
+/**
+ * Codex on Claude: the README's config.toml with `model` set to the Claude model, without `web_search =
+ * "disabled"` (its "Codex on Claude" says it is not needed), plus the reasoning effort it suggests so Claude thinks.
+ */
+const codexClaude = (anthropic: MockAnthropic): Agent => ({
+  name: 'codex-claude',
+  upstream: anthropic,
+  command: (bins, gw, secret, home) => {
+    const { config: base, keyVariable } = codexConfigFor(gw);
+    const config = base
+      .replace(/^model = ".*"$/m, `model = "${CODEX_CLAUDE_MODEL}"\nmodel_reasoning_effort = "medium"\nmodel_supports_reasoning_summaries = true`)
+      .replace(/^web_search = .*\n/m, '');
+    mkdirSync(join(home, '.codex'));
+    writeFileSync(join(home, '.codex', 'config.toml'), config);
+    return { file: process.execPath, args: [bins.codexScript, 'exec', '--skip-git-repo-check', PROMPT], env: { ...baseEnv(home), [keyVariable]: secret }, setup: config };
+  },
+});
+
 const AGENTS = (anthropic: MockAnthropic, responses: MockResponses): Agent[] => [
   {
     name: 'claude',
@@ -350,7 +417,7 @@ async function main(): Promise<AgentFacts> {
     const reported = new Map<ReceivedRequest, Json>();
     anthropic.answerInText = true;
     responses.answerInText = true;
-    anthropic.handle(noteUsage(reported, (req) => anthropicDefault(anthropic, req)));
+    anthropic.handle(noteUsage(reported, (req) => execToolUse(req) ?? anthropicDefault(anthropic, req)));
     responses.handle(noteUsage(reported, (req) => mockDefault(responses, req)));
     // A call of Codex's exec_command (a harmless echo) until a tool result comes back, then the mock's default text.
     chat.handle(noteUsage(reported, (req) => execCall(req) ?? defaultReply(req)));
@@ -363,6 +430,7 @@ async function main(): Promise<AgentFacts> {
       if (agent.name === 'claude') runs.push(await runAgent(agent, CLAMPED, bins, gw, reported, keys, CLAMP_ENV));
     }
     runs.push(await runAgent(codexChat(chat), FUNDED, bins, gw, reported, keys));
+    runs.push(await runAgent(codexClaude(anthropic), FUNDED, bins, gw, reported, keys));
     return { interfaces: found, gatewayLogs: gw.logs.filter((line) => /"level":(40|50|60)/.test(line)), runs };
   } finally {
     await anthropic.close();
