@@ -4,7 +4,7 @@
 // 5m / 1h writes, thinking blocks with their signatures) and written as a Response by the chat cell's
 // writers, with the thinking sealed into the reasoning item's encrypted_content (envelope.ts). What is
 // carried and what is lost: docs/adr/0045-responses-to-anthropic.md.
-import type { JsonObject } from '../../../json-object.js';
+import { isJsonObject, type JsonObject } from '../../../json-object.js';
 import type { ApiAnswer } from '../../../pipeline/client-api.js';
 import type { UpstreamRequest } from '../../../providers/types.js';
 import type { Candidate } from '../../../routing/resolve-route.js';
@@ -25,11 +25,7 @@ export function reachesAnthropic(candidate: Candidate): boolean {
 
 /** A reasoning item carrying a Tollgate envelope: thinking only an Anthropic upstream can take back. */
 export function carriesEnvelope(body: ResponsesBody): boolean {
-  return Array.isArray(body.input) && body.input.some((item) => isReasoning(item) && looksLikeEnvelope(item.encrypted_content));
-}
-
-function isReasoning(item: unknown): item is JsonObject {
-  return typeof item === 'object' && item !== null && !Array.isArray(item) && (item as JsonObject).type === 'reasoning';
+  return Array.isArray(body.input) && body.input.some((item) => isJsonObject(item) && item.type === 'reasoning' && looksLikeEnvelope(item.encrypted_content));
 }
 
 function sealFor(candidate: Candidate): SealThinking {
@@ -63,7 +59,8 @@ export function anthropicAnswer(json: JsonObject, body: ResponsesBody, candidate
 }
 
 export function anthropicStream(body: ResponsesBody, candidate: Candidate, requestId: string): ChatResponsesStream {
-  // The chat body tells the adapter's translator about JSON mode (a json_object format is its json_response tool).
+  // The chat body tells the adapter's translator about JSON mode (a json_object format is its json_response
+  // tool); it is the one buildRequest made for this attempt, made again (a pure function of the body).
   const translator = candidate.adapter.createChatStreamTranslator(candidate.target, anthropicChatRequestOf(body, candidate).body);
   return new ChatResponsesStream(translator, body, requestId, namespacesOf(body), new TokenTally(COUNT_BUDGET_MS), sealFor(candidate));
 }
