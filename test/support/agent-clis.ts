@@ -21,6 +21,8 @@ export const CLAUDE_BACKGROUND_MODEL = 'claude-haiku-4-5';
 export const CODEX_MODEL = 'gpt-5-codex';
 /** The model `codex exec` runs on through the Responses → chat translation (an openai-compatible, chat-only upstream). */
 export const CODEX_CHAT_MODEL = 'qwen-coder';
+/** The model `claude -p` runs on through the Messages → chat translation (ADR 0043), on the same chat-only upstream. */
+export const CLAUDE_CHAT_MODEL = 'qwen3-coder';
 
 export interface AgentBinaries {
   /** Claude Code's native binary, from its platform package. */
@@ -159,11 +161,13 @@ export interface UpstreamCall {
   /** A chat request's tool messages' tool_call_ids and its assistant tool_calls' ids (a translated cell's tool loop). */
   toolResultIds: string[];
   toolCallIds: string[];
+  /** A chat request's tool messages: the call id each answers and its text (what the tool printed). */
+  toolResults?: Array<{ id: string; text: string }>;
 }
 
 export interface AgentRun {
-  /** `codex-chat`: codex exec on a chat-only model (the Responses → chat translation). */
-  agent: 'claude' | 'codex' | 'codex-chat';
+  /** `codex-chat`: codex exec on a chat-only model (the Responses → chat translation); `claude-chat`: claude -p on one (Messages → chat). */
+  agent: 'claude' | 'codex' | 'codex-chat' | 'claude-chat';
   /** The key's balance in USD. */
   balance: number;
   command: string[];
