@@ -121,7 +121,7 @@ export async function startMock({ agents = false } = {}) {
  * `model` into the body, as for a dated snapshot). Prices are the list prices of Claude Sonnet 4.5 and
  * GPT-5-Codex; max_output_tokens as the providers document them (Codex sends none: its hold is this).
  */
-function agentProviders(mockUrl) {
+export function agentProviders(mockUrl) {
   return `
   anthropic-mock:
     kind: anthropic
@@ -133,7 +133,7 @@ function agentProviders(mockUrl) {
     api_key: sk-mock-upstream-secret`;
 }
 
-const AGENT_MODELS = `
+export const AGENT_MODELS = `
   claude-sonnet-4-5:
     type: chat
     upstreams: [{ provider: anthropic-mock, model: mock-claude-sonnet-4-5 }]
