@@ -73,6 +73,12 @@ export interface ClientStream {
   readonly sawFinish: boolean;
   /** Tokenizer count of the output framed so far. */
   delivered(): number;
+  /**
+   * A frame the relay sends after `afterMs` without a frame for the client (Anthropic's `ping`: a translated
+   * stream's upstream may think in silence, and clients and proxies drop a connection that says nothing).
+   * Unset: the stream says nothing of its own while the upstream is silent.
+   */
+  readonly keepAlive?: { readonly afterMs: number; readonly frame: string };
   /** The stream's successful end: the usage (with the cost) and the end marker. */
   final(charge: Charge): string;
   /**
@@ -108,6 +114,12 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
    * not tried). Unset: every candidate, translated by its adapter (chat completions, embeddings).
    */
   cellFor?(candidate: Candidate): 'native' | 'translated' | undefined;
+  /**
+   * The cell a request's history binds it to (Messages: thinking an Anthropic upstream signed can only go
+   * back to a native cell): when some candidate reaches the API in that cell, only those are tried —
+   * fallback never crosses to another cell. Unset, or undefined: any cell will do.
+   */
+  historyCell?(body: Body): 'native' | 'translated' | undefined;
   /** Checks what the flow relies on; throws a 400 in this API's terms. */
   validate(raw: unknown): Body;
   /**
@@ -120,8 +132,11 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
   errorFor?(error: GatewayError): GatewayError;
   modelOf(body: Body): string;
   streams(body: Body): boolean;
-  /** The input estimate the hold is sized on (`model`: for model settings such as tool overhead); may throw a 400. */
-  countInput(body: Body, model: ModelConfig): Promise<number | InputCount>;
+  /**
+   * The input estimate the hold is sized on (`model`: for model settings such as tool overhead; `route`: the
+   * candidates that may serve it, whose cells say whether a cache write can happen); may throw a 400.
+   */
+  countInput(body: Body, model: ModelConfig, route: Route): Promise<number | InputCount>;
   /** The output the hold covers; undefined for an API without output (embeddings). */
   outputBudget(body: Body, modelMaxOutput: number | undefined): OutputBudget | undefined;
   /** The request with its output limit lowered to `maxOutput` (a clamp), and the field it set. */
@@ -132,12 +147,18 @@ export interface ClientApi<Body extends JsonObject = JsonObject> {
    * never its credentials.
    */
   buildRequest(body: Body, candidate: Candidate, headers: ClientHeaders): UpstreamRequest;
-  /** A whole upstream answer (JSON) in this API's shape. */
-  parseAnswer(json: JsonObject, body: Body, candidate: Candidate): ApiAnswer;
+  /**
+   * A whole upstream answer (JSON) in this API's shape. `requestId`: the gateway's, for an answer whose id
+   * the gateway makes (a translated Response is `resp_` + it, as its stream's is).
+   */
+  parseAnswer(json: JsonObject, body: Body, candidate: Candidate, requestId: string): ApiAnswer;
   /** The answer the client gets: the body with its usage and cost. */
   answerWith(answer: ApiAnswer, charge: Charge): JsonObject;
-  /** One streamed attempt of this API on that candidate. */
-  openStream(body: Body, candidate: Candidate, requestId: string): ClientStream;
+  /**
+   * One streamed attempt of this API on that candidate. `inputTokens`: the hold's input estimate (what a
+   * translated stream announces before the upstream reports its exact count).
+   */
+  openStream(body: Body, candidate: Candidate, requestId: string, inputTokens: number): ClientStream;
   /**
    * An error answer's body in this API's envelope — or, for an API that answers some errors with another
    * status or headers of its own, an http/render-error.ts ErrorAnswer.

@@ -1,7 +1,8 @@
 // A streamed answer. Until the first frame is ready for the client, a failing upstream can still be
 // retried or replaced (attempts.ts); from then on the stream is committed: each upstream read is relayed
-// as it arrives, the reservation is kept alive, and the stream ends with the API's own last frames — the
-// usage with the cost, a growing hold's "length" end, or an error.
+// as it arrives, the reservation is kept alive, the API's keep-alive frame fills a long upstream silence,
+// and the stream ends with the API's own last frames — the usage with the cost, a growing hold's "length"
+// end, or an error.
 import type { TokenUsage } from '../billing/pricing.js';
 import { GatewayError } from '../errors.js';
 import type { JsonObject } from '../json-object.js';
@@ -14,6 +15,7 @@ import { readUpstreamFailure } from './call-upstream.js';
 import type { ClientApi } from './client-api.js';
 import type { ClientRequest, PipelineDeps, SseSink } from './deps.js';
 import { closeAfterFault, closeBeforeOutput, servedBy, type FlowResult, type FlowState } from './flow.js';
+import { KeepAlive } from './keep-alive.js';
 import { decideSettlement, type SettlementFacts } from './settlement.js';
 import { recordStoredIds } from './stored-ids.js';
 import { toGatewayError } from './upstream-error.js';
@@ -71,11 +73,15 @@ async function relayToEnd<Body extends JsonObject>(deps: PipelineDeps, client: C
     : undefined;
   let failure: unknown;
   let cut: CutShort | undefined;
+  const quiet = stream.client.keepAlive;
+  // A drained stream (the client gone) has no one to keep listening.
+  const keepAlive = quiet && new KeepAlive(quiet.afterMs, () => void (client.signal.aborted || sink.write(quiet.frame)));
   try {
-    cut = await relay(client, opened, sink, growth);
+    cut = await relay(client, opened, sink, growth, keepAlive);
   } catch (error) {
     failure = error;
   } finally {
+    keepAlive?.stop();
     stream.close();
   }
   const knownInput = stream.client.knownInput ?? null;
@@ -126,7 +132,7 @@ async function openStream<Body extends JsonObject>(
     const request = flow.plan.requestFor(candidate);
     const response = await deps.transport.send(candidate.provider, request, attempt.signal);
     if (response.status >= 300) throw await readUpstreamFailure(candidate, request, response, attempt.signal);
-    stream = new UpstreamStream(candidate, api.openStream(flow.body, candidate, client.requestId), response, attempt);
+    stream = new UpstreamStream(candidate, api.openStream(flow.body, candidate, client.requestId, flow.hold.inputTokens), response, attempt);
     let firstFrames = '';
     const frames = stream.client;
     while (!stream.ended && !frames.sawOutput && !frames.sawFinish && !frames.finished) firstFrames += await stream.next();
@@ -154,7 +160,7 @@ function drainPermit(deps: PipelineDeps, candidate: Candidate): DrainPermit | un
  * hold, a read is relayed only once the hold covers the output so far; when it cannot grow, the read is
  * withheld and the relay stops (returns what had been delivered).
  */
-async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink, growth: OutputGrowth | undefined): Promise<CutShort | undefined> {
+async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink, growth: OutputGrowth | undefined, keepAlive: KeepAlive | undefined): Promise<CutShort | undefined> {
   let text = opened.firstFrames;
   let delivered = 0;
   for (;;) {
@@ -167,6 +173,7 @@ async function relay(client: ClientRequest, opened: OpenedStream, sink: SseSink,
     }
     // A drained stream (client gone, exact usage wanted) reads on without writing.
     if (text && !client.signal.aborted) {
+      keepAlive?.heard();
       const backpressure = sink.write(text);
       if (backpressure) await backpressure;
     }

@@ -26,11 +26,11 @@ export async function runRequest<Body extends JsonObject>(
 ): Promise<FlowResult> {
   let flow: FlowState<Body> | undefined;
   try {
-    const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api);
+    const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, api.modelOf(body), api.modelType), api, body);
     // State an upstream keeps for the request (a stored response it names) pins it and adds its context.
     const bound = api.bind ? await api.bind(body, resolved, client, deps) : undefined;
     const route = bound?.route ?? resolved;
-    const counted = await api.countInput(body, route.model);
+    const counted = await api.countInput(body, route.model, route);
     const context = bound?.contextTokens ?? 0;
     const budget = api.outputBudget(body, route.model.maxOutputTokens);
     const growing = deps.config.billing.holdMode === 'growing' && budget !== undefined && api.streams(body);
@@ -58,7 +58,7 @@ async function wholeAnswer<Body extends JsonObject>(api: ClientApi<Body>, deps: 
   try {
     const served = await withFailover(deps, client, flow.plan, async (candidate) => {
       const { value: json, status } = await fetchUpstreamJson(deps, client, candidate, flow.plan.requestFor(candidate), flow.reservation);
-      return { value: api.parseAnswer(json, flow.body, candidate), status };
+      return { value: api.parseAnswer(json, flow.body, candidate, client.requestId), status };
     });
     servedBy(flow, served.served, served.attempts);
     answer = served.value;

@@ -37,6 +37,22 @@ export interface ProviderKindInfo {
    * path; an API absent here is counted by the gateway's own estimate.
    */
   readonly tokenCountPaths: Readonly<Partial<Record<ServedApi, string>>>;
+  /**
+   * The client APIs the gateway translates to this kind's chat completions when the provider does not
+   * speak them natively (product.md §14, "Translated"), and the field a translated request's output limit
+   * goes in. Undefined: none (Anthropic speaks Messages itself; Gemini's cells come later).
+   */
+  readonly chatTranslation?: ChatTranslation;
+}
+
+/** What a translated cell needs to know of a kind that serves chat completions. */
+export interface ChatTranslation {
+  readonly from: readonly ServedApi[];
+  /**
+   * OpenAI's own API (and Azure's) takes `max_completion_tokens` on every chat model and refuses
+   * `max_tokens` on reasoning ones; compatible servers (vLLM, Ollama, llama.cpp, DeepSeek) know `max_tokens`.
+   */
+  readonly outputLimit: 'max_tokens' | 'max_completion_tokens';
 }
 
 const KINDS: readonly ProviderKindInfo[] = [
@@ -51,6 +67,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     serves: ['chat', 'responses'],
     nativePaths: { responses: '/responses' },
     tokenCountPaths: { responses: '/responses/input_tokens' },
+    chatTranslation: { from: ['messages', 'responses'], outputLimit: 'max_completion_tokens' },
   },
   {
     kind: 'openai-compatible',
@@ -63,6 +80,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     serves: ['chat'],
     nativePaths: { messages: '/messages', responses: '/responses' },
     tokenCountPaths: {},
+    chatTranslation: { from: ['messages', 'responses'], outputLimit: 'max_tokens' },
   },
   {
     kind: 'anthropic',
@@ -99,6 +117,7 @@ const KINDS: readonly ProviderKindInfo[] = [
     serves: ['chat', 'responses'],
     nativePaths: { responses: '/openai/v1/responses' },
     tokenCountPaths: {},
+    chatTranslation: { from: ['messages', 'responses'], outputLimit: 'max_completion_tokens' },
   },
 ];
 

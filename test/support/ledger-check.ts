@@ -93,6 +93,10 @@ export interface UsageRow {
   cost: number;
   usage_source: 'upstream' | 'estimated' | 'none';
   attempts: Array<{ provider: string; status: number; duration_ms: number }>;
+  /** The client API: chat, embeddings, messages, responses (ADR 0040). */
+  endpoint: string;
+  /** The agent session the client named, or null (ADR 0040). */
+  session_id: string | null;
 }
 
 /** `tollgate usage --json --key ID` through the real CLI: every row of the key, however many. */

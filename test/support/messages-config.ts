@@ -14,7 +14,8 @@ export const CLAUDE_TOOL_OVERHEAD = 300;
  * mockConfig plus provider `anthropic-mock` (kind anthropic, the mock's key) and models:
  *   claude-test     (upstream claude-sonnet-4-5, CLAUDE_PRICES, max_output_tokens CLAUDE_MAX_OUTPUT, tool_overhead_tokens CLAUDE_TOOL_OVERHEAD)
  *   claude-servers  (the same, allow_server_tools: true)
- * gpt-test stays on the OpenAI-compatible mock, which does not serve Messages.
+ * gpt-test stays on the OpenAI-compatible mock, which serves only chat completions: Messages reaches it
+ * through the translated cell (messages-chat-config.ts adds more such models).
  */
 export function messagesConfig(mock: MockUpstream, anthropic: MockAnthropic, extraYaml = ''): string {
   const model = (extra: string) => `

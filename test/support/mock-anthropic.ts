@@ -46,6 +46,16 @@ export interface MockAnthropic extends MockServer {
   apiKey: string;
   /** Prompt-cache tokens reported by later replies (cleared by reset()). */
   cache: AnthropicCacheTokens;
+  /**
+   * Answer in text even when the request offers tools (reset() clears it). By default the model calls the
+   * first tool, which keeps a coding agent looping; in text, its turn ends after one request.
+   */
+  answerInText: boolean;
+}
+
+/** How the model answers: see MockAnthropic.answerInText. */
+export interface AnthropicReplyStyle {
+  answerInText?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -121,20 +131,24 @@ const blocksOf = (message: Obj | undefined): Obj[] => (message && Array.isArray(
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((c: unknown) => (isObj(c) && typeof c.text === 'string' ? c.text : '')).join('') : '';
 
-/** The tool the reply calls: the forced one, else the first tool; none with tool_choice none or after a tool result. */
-function chosenTool(b: Obj, answersToolResult: boolean): { name: string; forced: boolean } | undefined {
+/**
+ * The tool the reply calls: the forced one, else the first tool; none with tool_choice none, after a tool
+ * result, or when the style says to answer in text (unless a tool is forced).
+ */
+function chosenTool(b: Obj, answersToolResult: boolean, style: AnthropicReplyStyle): { name: string; forced: boolean } | undefined {
   const tools = Array.isArray(b.tools) ? b.tools.filter(isObj) : [];
   const choice = isObj(b.tool_choice) ? b.tool_choice : { type: 'auto' };
   if (tools.length === 0 || choice.type === 'none') return undefined;
+  if (style.answerInText && choice.type !== 'tool' && choice.type !== 'any') return undefined;
   if (choice.type === 'tool' && typeof choice.name === 'string') return { name: choice.name, forced: true };
   if (answersToolResult && choice.type !== 'any') return undefined;
   const first = tools[0]!;
   return { name: typeof first.name === 'string' ? first.name : 'tool', forced: choice.type === 'any' };
 }
 
-function planReply(b: Obj): Plan {
+function planReply(b: Obj, style: AnthropicReplyStyle = {}): Plan {
   const results = blocksOf(lastOf(b, 'user')).filter((block) => block.type === 'tool_result');
-  const tool = chosenTool(b, results.length > 0);
+  const tool = chosenTool(b, results.length > 0, style);
   const blocks: Block[] = [];
   if (thinkingOn(b)) blocks.push({ type: 'thinking', thinking: ANTHROPIC_THINKING, signature: signatureFor(ANTHROPIC_THINKING) });
   if (!tool) {
@@ -202,8 +216,8 @@ const fragments = (text: string, size = 7) => Array.from({ length: Math.ceil(tex
 const frame = (data: Obj): SseEvent => ({ event: String(data.type), data: JSON.stringify(data) });
 
 /** The events of a streamed reply, in Anthropic's order (message_start … message_stop). */
-export function anthropicStreamEvents(b: Obj, cache: AnthropicCacheTokens = {}): SseEvent[] {
-  const plan = planReply(b);
+export function anthropicStreamEvents(b: Obj, cache: AnthropicCacheTokens = {}, style: AnthropicReplyStyle = {}): SseEvent[] {
+  const plan = planReply(b, style);
   const usage = anthropicUsageFor(b, cache);
   const events: SseEvent[] = [
     frame({ type: 'message_start', message: { ...messageBody(b, { ...plan, blocks: [] }, { ...usage, output_tokens: 1 }, nextId('msg')), stop_reason: null } }),
@@ -233,12 +247,12 @@ export function anthropicStreamEvents(b: Obj, cache: AnthropicCacheTokens = {}):
 }
 
 /** The mock's default answer to any request (headers checked against `apiKey`). */
-export function anthropicReply(req: ReceivedRequest, apiKey = ANTHROPIC_MOCK_KEY, cache: AnthropicCacheTokens = {}): MockReply {
-  const reply = answerOf(req, apiKey, cache);
+export function anthropicReply(req: ReceivedRequest, apiKey = ANTHROPIC_MOCK_KEY, cache: AnthropicCacheTokens = {}, style: AnthropicReplyStyle = {}): MockReply {
+  const reply = answerOf(req, apiKey, cache, style);
   return { ...reply, headers: { ...ANTHROPIC_UPSTREAM_HEADERS, ...reply.headers } };
 }
 
-function answerOf(req: ReceivedRequest, apiKey: string, cache: AnthropicCacheTokens): MockReply {
+function answerOf(req: ReceivedRequest, apiKey: string, cache: AnthropicCacheTokens, style: AnthropicReplyStyle): MockReply {
   const counting = req.path === '/v1/messages/count_tokens';
   if (req.method !== 'POST' || (req.path !== '/v1/messages' && !counting)) return anthropicError(404, 'not_found_error', `${req.method} ${req.path} not found`);
   if (req.headers['x-api-key'] !== apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
@@ -251,19 +265,25 @@ function answerOf(req: ReceivedRequest, apiKey: string, cache: AnthropicCacheTok
   }
   const problem = invalidRequest(b);
   if (problem) return anthropicError(400, 'invalid_request_error', problem);
-  if (b.stream === true) return { sse: anthropicStreamEvents(b, cache) } satisfies SseReply;
-  return { json: messageBody(b, planReply(b), anthropicUsageFor(b, cache), nextId('msg')) };
+  if (b.stream === true) return { sse: anthropicStreamEvents(b, cache, style) } satisfies SseReply;
+  return { json: messageBody(b, planReply(b, style), anthropicUsageFor(b, cache), nextId('msg')) };
+}
+
+/** The mock's own default for a request, as its settings stand (for a handler that looks at it or changes part of it). */
+export function anthropicDefault(mock: MockAnthropic, req: ReceivedRequest): MockReply {
+  return anthropicReply(req, mock.apiKey, mock.cache, { answerInText: mock.answerInText });
 }
 
 export async function startMockAnthropic(opts: { port?: number; host?: string } = {}): Promise<MockAnthropic> {
-  const settings = { apiKey: ANTHROPIC_MOCK_KEY, cache: {} as AnthropicCacheTokens };
-  const server = await startMockServer({ ...opts, defaultReply: (req) => anthropicReply(req, settings.apiKey, settings.cache) });
+  const settings = { apiKey: ANTHROPIC_MOCK_KEY, cache: {} as AnthropicCacheTokens, answerInText: false };
+  const server = await startMockServer({ ...opts, defaultReply: (req) => anthropicReply(req, settings.apiKey, settings.cache, { answerInText: settings.answerInText }) });
   const mock: MockAnthropic = Object.assign(settings, server, {
     url: server.origin,
     reset() {
       server.reset();
       settings.apiKey = ANTHROPIC_MOCK_KEY;
       settings.cache = {};
+      settings.answerInText = false;
     },
   });
   return mock;

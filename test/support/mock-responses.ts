@@ -63,6 +63,11 @@ export interface MockResponses extends MockServer {
   stored: Map<string, Stored>;
   /** What POST /v1/responses/input_tokens answers (so a test can tell it from the gateway's estimate). */
   inputTokensAnswer: number;
+  /**
+   * Answer with a message even when the request offers function tools (reset() clears it). By default the
+   * model calls the first one, which keeps a coding agent going; with a message, its turn ends.
+   */
+  answerInText: boolean;
 }
 
 /** Input items of a request (a string input is one). */
@@ -84,8 +89,11 @@ export function responsesUsageFor(body: Obj, context = 0): ResponsesUsage {
 let sequence = 0;
 const nextId = (prefix: string): string => `${prefix}_mock${(++sequence).toString(36)}${Date.now().toString(36)}`;
 
-/** The output items the model "produces": reasoning (reasoning models), then a function call or a message. */
-export function outputItemsFor(body: Obj): Obj[] {
+/**
+ * The output items the model "produces": reasoning (reasoning models), then a function call (the first
+ * function tool, unless `answerInText` or tool_choice none, or the input ends with a tool's output) or a message.
+ */
+export function outputItemsFor(body: Obj, answerInText = false): Obj[] {
   const items: Obj[] = [];
   if (typeof body.model === 'string' && body.model.includes('reasoning')) {
     const include = Array.isArray(body.include) ? body.include : [];
@@ -99,7 +107,7 @@ export function outputItemsFor(body: Obj): Obj[] {
   const input = inputItems(body);
   const last = input.at(-1);
   const tools = Array.isArray(body.tools) ? body.tools.filter((t) => isObj(t) && t.type === 'function') : [];
-  if (tools.length > 0 && last?.type !== 'function_call_output' && body.tool_choice !== 'none') {
+  if (tools.length > 0 && !answerInText && last?.type !== 'function_call_output' && body.tool_choice !== 'none') {
     items.push({ id: nextId('fc'), type: 'function_call', status: 'completed', arguments: TOOL_ARGUMENTS, call_id: nextId('call'), name: (tools[0] as Obj).name });
   } else {
     const text = last?.type === 'function_call_output' ? toolResultText(String(last.output)) : RESPONSES_TEXT;
@@ -266,7 +274,7 @@ function defaultResponsesReply(mock: MockResponses, req: ReceivedRequest): MockR
     if (item.type === 'item_reference' && !known.has(String(item.id))) return openaiError(404, `Item with id '${String(item.id)}' not found.`, { param: 'input' });
   }
   const id = nextId('resp');
-  const output = outputItemsFor(body);
+  const output = outputItemsFor(body, mock.answerInText);
   const usage = responsesUsageFor(body, context);
   if (body.store !== false) mock.stored.set(id, { account, items: output.map((item) => String(item.id)), usage });
   return body.stream === true ? responsesStreamReply(body, { id, output, usage }) : responsesJsonReply(body, { id, output, usage });
@@ -277,11 +285,12 @@ export async function startMockResponses(): Promise<MockResponses> {
   let mock: MockResponses;
   const server = await startMockServer({ defaultReply: (req) => defaultResponsesReply(mock, req) });
   const stored = new Map<string, Stored>();
-  mock = Object.assign(server, { url: `${server.origin}/v1`, stored, inputTokensAnswer: 1234 });
+  mock = Object.assign(server, { url: `${server.origin}/v1`, stored, inputTokensAnswer: 1234, answerInText: false });
   const reset = server.reset.bind(server);
   mock.reset = () => {
     reset();
     stored.clear();
+    mock.answerInText = false;
   };
   return mock;
 }
@@ -298,7 +307,8 @@ export function mockDefault(mock: MockResponses, req: ReceivedRequest): MockRepl
  *   gpt-resp (openai, upstream gpt-4o-mini), gpt-5-test (openai, upstream o4-mini-reasoning: a reasoning
  *   item first), gpt-pair and gpt-5-pair (the same, openai then backup, fallback), gpt-chat-only (compat), gpt-tools (openai,
  *   allow_server_tools: true), gpt-compat-resp (compat-resp: openai-compatible declaring serves responses),
- *   gpt-azure (azure: kind azure-openai at the mock's origin, deployment my-gpt-deployment).
+ *   gpt-azure (azure: kind azure-openai at the mock's origin, deployment my-gpt-deployment), gemini-only
+ *   (gemini-off: kind gemini, never called — no Responses cell reaches it).
  * `{{DB}}` is the database, as in mockConfig; `extra` is appended (top-level keys).
  */
 export function responsesConfig(mock: { url: string }, extra = ''): string {
@@ -330,6 +340,10 @@ providers:
     base_url: ${mock.url.replace(/\/v1$/, '')}
     api_key: ${RESPONSES_MOCK_KEY}
     retries: 0
+  gemini-off:
+    kind: gemini
+    base_url: http://127.0.0.1:9
+    api_key: gemini-never-called
 models:
   gpt-resp:${model('[{ provider: openai, model: gpt-4o-mini }]')}
   gpt-5-test:${model('[{ provider: openai, model: o4-mini-reasoning }]')}
@@ -339,5 +353,6 @@ models:
   gpt-tools:${model('[{ provider: openai, model: gpt-4o-mini }]', '\n    allow_server_tools: true')}
   gpt-compat-resp:${model('[{ provider: compat-resp, model: gpt-4o-mini }]')}
   gpt-azure:${model('[{ provider: azure, model: my-gpt-deployment }]')}
+  gemini-only:${model('[{ provider: gemini-off, model: gemini-2.5-flash }]')}
 ${extra}`;
 }

@@ -1,6 +1,7 @@
 // Proves the Anthropic and Gemini mocks speak their providers' wire formats (the shapes of the recordings in
 // test/fixtures/upstream), check credentials, refuse what the real APIs refuse, and report deterministic
-// usage, so the provider e2e tests can rely on them.
+// usage, so the provider e2e tests can rely on them; and that the Anthropic and Responses mocks answer in
+// text on request (answerInText), which lets a coding agent's turn end.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -16,6 +17,7 @@ import {
 } from '../support/mock-anthropic.js';
 import { GEMINI_MOCK_KEY, GEMINI_TEXT, GEMINI_THOUGHT, geminiUsageFor, googleRateLimited, startMockGemini, thoughtSignatureFor, type MockGemini } from '../support/mock-gemini.js';
 import { defaultEmbeddingFor, inSequence, toolResultText } from '../support/mock-upstream.js';
+import { RESPONSES_MOCK_KEY, RESPONSES_TEXT, startMockResponses } from '../support/mock-responses.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are arbitrary JSON
 type Json = any;
@@ -149,6 +151,20 @@ describe('the Anthropic mock', () => {
     assert.equal(events.at(-2).delta.stop_reason, 'tool_use');
   });
 
+  test('with answerInText, answers in text though tools are offered (a forced tool is still called), until reset()', async () => {
+    anthropic.answerInText = true;
+    const ask = { messages: [user('Weather?')], tools: [TOOL] };
+    const whole = (await messages(ask)).json;
+    assert.deepEqual([whole.stop_reason, whole.content], ['end_turn', [{ type: 'text', text: ANTHROPIC_TEXT }]]);
+    const events = anthropicEvents((await messages({ ...ask, stream: true })).text);
+    assert.deepEqual(events.filter((e) => e.type === 'content_block_start').map((e) => e.content_block.type), ['text']);
+    assert.equal(events.at(-2).delta.stop_reason, 'end_turn');
+    const forced = (await messages({ ...ask, tool_choice: { type: 'any' } })).json;
+    assert.equal(forced.stop_reason, 'tool_use');
+    anthropic.reset();
+    assert.equal((await messages(ask)).json.stop_reason, 'tool_use');
+  });
+
   test('answers a tool result in text, and refuses a tool_result whose tool_use_id the previous turn did not issue', async () => {
     const call = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } };
     const history = [user('Weather?'), { role: 'assistant', content: [call] }];
@@ -215,6 +231,31 @@ async function google(method: string, body: unknown, opts: { model?: string; key
 
 const ask = (text: string) => ({ role: 'user', parts: [{ text }] });
 const weatherTool = { functionDeclarations: [{ name: 'get_weather', parameters: { type: 'OBJECT', properties: { location: { type: 'STRING' } } } }, { name: 'get_time' }] };
+
+describe('the Responses mock', () => {
+  test('with answerInText, answers with a message though function tools are offered, until reset()', async () => {
+    const mock = await startMockResponses();
+    try {
+      const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } }];
+      const respond = async () => {
+        const res = await fetch(`${mock.url}/responses`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${RESPONSES_MOCK_KEY}` },
+          body: JSON.stringify({ model: 'gpt-4o-mini', input: 'Weather?', tools, store: false }),
+          signal: signal(),
+        });
+        return ((await res.json()) as Json).output.map((item: Json) => [item.type, item.content?.[0]?.text ?? item.name]);
+      };
+      assert.deepEqual(await respond(), [['function_call', 'get_weather']]);
+      mock.answerInText = true;
+      assert.deepEqual(await respond(), [['message', RESPONSES_TEXT]]);
+      mock.reset();
+      assert.deepEqual(await respond(), [['function_call', 'get_weather']]);
+    } finally {
+      await mock.close();
+    }
+  });
+});
 
 describe('the Gemini mock', () => {
   test('answers generateContent shaped like the recorded ones, with usage 15 + contents / 8, and thoughts when asked', async () => {

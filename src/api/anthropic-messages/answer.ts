@@ -1,5 +1,6 @@
 // A whole Messages answer from a native cell: the upstream's JSON as it came, its usage read for billing,
-// and `usage.cost` (USD charged) added before it goes to the client.
+// and `usage.cost` (USD charged) added before it goes to the client — a translated cell's Message too
+// (to-chat/answer.ts writes its usage in the same convention).
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { Charge } from '../../pipeline/admission/reservation.js';
 import type { ApiAnswer } from '../../pipeline/client-api.js';
@@ -25,6 +26,13 @@ function outputTexts(body: JsonObject): { all: string[]; thinking: string[] } {
   return { all, thinking };
 }
 
+/** Tokenizer count of a Message's output (its text, thinking and tool calls). */
+export function messageOutputTokens(message: JsonObject): number {
+  const tally = new TokenTally(COUNT_BUDGET_MS);
+  for (const text of outputTexts(message).all) tally.add(text);
+  return tally.total();
+}
+
 export function messagesAnswer(json: JsonObject, askedOneHour: () => boolean): ApiAnswer {
   const counts = new UsageCounts();
   counts.merge(json.usage);
@@ -33,11 +41,7 @@ export function messagesAnswer(json: JsonObject, askedOneHour: () => boolean): A
     body: json,
     usage,
     // Counted only when needed (no usage, or a fault).
-    delivered() {
-      const tally = new TokenTally(COUNT_BUDGET_MS);
-      for (const text of outputTexts(json).all) tally.add(text);
-      return tally.total();
-    },
+    delivered: () => messageOutputTokens(json),
   };
 }
 

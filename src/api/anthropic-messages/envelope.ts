@@ -8,6 +8,16 @@ import { ErrorAnswer } from '../../http/render-error.js';
 
 const NO_RETRY = { 'x-should-retry': 'false' };
 
+/** The error types of the Messages API; an upstream's error of another API (a translated cell's) is mapped by its status. */
+const MESSAGES_ERROR_TYPES = new Set(['invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error', 'request_too_large', 'rate_limit_error', 'timeout_error', 'api_error', 'overloaded_error']);
+
+/** An upstream's refusal (400, 404, 413, 422) as a Messages error type: its own when it is one, else by its status. */
+function rejectedType(error: GatewayError): string {
+  if (MESSAGES_ERROR_TYPES.has(error.type)) return error.type;
+  if (error.status === 404) return 'not_found_error';
+  return error.status === 413 ? 'request_too_large' : 'invalid_request_error';
+}
+
 /** The Messages error type of each registry code the Messages API answers with. */
 function errorType(error: GatewayError): string {
   switch (error.code) {
@@ -30,7 +40,7 @@ function errorType(error: GatewayError): string {
     case 'upstream_error':
       return error.status === 529 ? 'overloaded_error' : 'api_error';
     case 'upstream_rejected':
-      return error.type;
+      return rejectedType(error);
     default:
       return error.status >= 500 ? 'api_error' : 'invalid_request_error';
   }

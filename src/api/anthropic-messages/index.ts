@@ -1,7 +1,8 @@
 // POST /v1/messages: the Anthropic Messages API (Claude Code's) on the one request flow, product.md §14.
-// Native cells only for now — an upstream that speaks Messages gets the client's bytes with only `model`
-// replaced; a model with no such upstream answers 400 model_not_supported_on_endpoint (translation to
-// chat upstreams is the next step). POST /v1/messages/count_tokens shares its plugin and envelope.
+// Native cells — an upstream that speaks Messages gets the client's bytes with only `model` replaced — and
+// translated ones: an upstream that speaks only chat completions gets the request translated (to-chat/),
+// its answer translated back. A model with neither answers 400 model_not_supported_on_endpoint.
+// POST /v1/messages/count_tokens shares its plugin and envelope.
 import type { ClientApi } from '../../pipeline/client-api.js';
 import { messagesAnswer, messagesAnswerWith } from './answer.js';
 import { messagesOutputBudget, withMaxTokens } from './budget.js';
@@ -11,6 +12,8 @@ import { messagesCellFor, messagesPath, nativeRequest } from './request.js';
 import { refuseServerTools } from './server-tools.js';
 import { MessagesClientStream } from './stream.js';
 import { asksOneHourCache } from './usage.js';
+import { historyThinking } from './thinking.js';
+import { translatedAnswer, translatedRequest, translatedStream } from './to-chat/index.js';
 import { validateMessagesRequest, type MessagesRequestBody } from './validate.js';
 
 export const anthropicMessages: ClientApi<MessagesRequestBody> = {
@@ -20,18 +23,33 @@ export const anthropicMessages: ClientApi<MessagesRequestBody> = {
   modelType: 'chat',
   forwardsRawBody: true,
   cellFor: messagesCellFor,
+  // Thinking an Anthropic upstream signed goes back only to a native cell: no fallback to a translated one.
+  historyCell: (body) => (historyThinking(body.messages).upstreamSigned ? 'native' : undefined),
   validate: validateMessagesRequest,
   modelOf: (body) => body.model,
   streams: (body) => body.stream === true,
-  countInput(body, model) {
-    if (!model.allowServerTools) refuseServerTools(body);
-    return countMessagesInput(body, model.toolOverheadTokens);
+  async countInput(body, model, route) {
+    const native = route.candidates.some((candidate) => messagesCellFor(candidate) === 'native');
+    // Where every cell is translated, the translator refuses server tools itself: no chat upstream runs them.
+    if (native && !model.allowServerTools) refuseServerTools(body);
+    const counted = await countMessagesInput(body, model.toolOverheadTokens);
+    // Chat completions have no cache_control: where no candidate is native, no cache write is held.
+    return native || !counted.cacheWrite ? counted : { tokens: counted.tokens };
   },
   outputBudget: messagesOutputBudget,
   withMaxOutput: withMaxTokens,
-  buildRequest: (body, candidate, headers) => nativeRequest(body, candidate, headers, body.stream === true, messagesPath(candidate)),
-  parseAnswer: (json, body) => messagesAnswer(json, () => asksOneHourCache(body)),
+  buildRequest(body, candidate, headers) {
+    if (messagesCellFor(candidate) === 'translated') return translatedRequest(body, candidate);
+    return nativeRequest(body, candidate, headers, body.stream === true, messagesPath(candidate));
+  },
+  parseAnswer(json, body, candidate) {
+    if (messagesCellFor(candidate) === 'translated') return translatedAnswer(json, body, candidate);
+    return messagesAnswer(json, () => asksOneHourCache(body));
+  },
   answerWith: messagesAnswerWith,
-  openStream: (body, _candidate, requestId) => new MessagesClientStream(requestId, () => asksOneHourCache(body)),
+  openStream(body, candidate, requestId, inputTokens) {
+    if (messagesCellFor(candidate) === 'translated') return translatedStream(body, candidate, requestId, inputTokens);
+    return new MessagesClientStream(requestId, () => asksOneHourCache(body));
+  },
   envelope: messagesEnvelope,
 };

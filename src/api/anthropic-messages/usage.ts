@@ -9,7 +9,7 @@ import type { ReportedUsage } from '../../providers/types.js';
 import { mergeUsageCounts, reportAnthropicUsage, type AnthropicUsageCounts } from '../../providers/anthropic/usage.js';
 
 /** Canonical counts → Anthropic's: input without cache reads and writes. */
-function anthropicCounts(tokens: TokenUsage): JsonObject {
+export function anthropicCounts(tokens: TokenUsage): JsonObject {
   const writes = tokens.cacheWrite ?? 0;
   return {
     input_tokens: Math.max(0, tokens.input - tokens.cachedInput - writes),

@@ -1,4 +1,5 @@
-// What a Responses request needs once its model is known (the port's `bind`, product.md §14):
+// What a Responses request needs once its model is known (the port's `bind`, product.md §14) — where a
+// native cell may serve it (a translated cell stores nothing: to-chat/request.ts refuses stored state):
 //  - built-in tools run on the upstream's servers and are billed there beyond tokens: refused with a 400
 //    naming the tool unless the model sets `allow_server_tools: true`;
 //  - a `previous_response_id` or an `item_reference` (or a reasoning item by id alone) names state one
@@ -14,6 +15,8 @@ import type { Binding } from '../../pipeline/client-api.js';
 import type { ClientRequest, PipelineDeps } from '../../pipeline/deps.js';
 import type { Route } from '../../routing/resolve-route.js';
 import type { StoredResponseRef } from '../../storage/types.js';
+import { statefulRefusal } from './to-chat/request.js';
+import { responsesCellFor } from './to-chat/index.js';
 import type { ResponsesBody } from './validate.js';
 
 /** Built-in tool types that run on the upstream's servers (web_search_preview, web_search_2025_08_26, ... included). */
@@ -28,6 +31,12 @@ interface Named {
 }
 
 export async function bindResponses(body: ResponsesBody, route: Route, client: ClientRequest, deps: PipelineDeps): Promise<Binding> {
+  // Only a native cell can run a built-in tool, or read stored state: where none can serve the request,
+  // the translated cell drops the tools (to-chat/tools.ts) and refuses the state, before any lookup.
+  if (!route.candidates.some((candidate) => responsesCellFor(candidate) === 'native')) {
+    if (typeof body.previous_response_id === 'string') throw statefulRefusal('previous_response_id');
+    return { route, contextTokens: 0 };
+  }
   refuseServerTools(body, route.model);
   const named = namedIds(body);
   if (named.length === 0) return { route, contextTokens: 0 };

@@ -49,6 +49,11 @@ export function responsesError(error: GatewayError): GatewayError {
       headers: { ...error.headers, 'x-should-retry': 'false', ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }) },
     });
   }
+  if (error.code === 'upstream_rejected' && error.upstreamBody === undefined) {
+    // A translated cell's chat upstream refused the request it was sent: the client's request was bad in a
+    // way only the upstream knew. A 400 invalid_request with the upstream's words (Codex shows them).
+    return new GatewayError('upstream_rejected', { ...kept, status: 400, type: 'invalid_request_error', wireCode: 'invalid_request' });
+  }
   return error;
 }
 

@@ -10,11 +10,6 @@ import type { Candidate } from '../../routing/resolve-route.js';
 import { stringValueSpans } from '../json-splice.js';
 import { rawLayoutOf, splicedRaw } from '../raw-body.js';
 
-/** How the Responses API reaches a candidate: natively when it serves Responses; no translation yet. */
-export function responsesCell(candidate: Candidate): 'native' | undefined {
-  return candidate.provider.serves.includes('responses') ? 'native' : undefined;
-}
-
 /**
  * The body for an upstream whose model is `upstreamModel`: the client's bytes with the model spliced in,
  * or — when the body was changed since it was received (a clamp, stripped fields) — its serialisation.

@@ -17,7 +17,8 @@ import { readBody } from '../../upstream/transport.js';
 import { withRawText } from '../raw-body.js';
 import { bindResponses } from './bind.js';
 import { countResponsesInput } from './count-input.js';
-import { nativeBodyText, nativePath, responsesCell } from './native-request.js';
+import { nativeBodyText, nativePath } from './native-request.js';
+import { responsesCellFor } from './to-chat/index.js';
 import { validateResponsesRequest, type ResponsesBody } from './validate.js';
 
 /** A count's answer is small; anything larger is not one. */
@@ -39,7 +40,7 @@ export function registerResponsesRoutes(scope: FastifyInstance, deps: ServerDeps
 async function inputTokens(deps: ServerDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = withRawText(validateResponsesRequest(request.body), request.rawBody, request.rawBytes);
   const client = clientRequestOf(request, reply, 'responses');
-  const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat'), { cellFor: responsesCell });
+  const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat'), { cellFor: responsesCellFor });
   const bound = await bindResponses(body, resolved, client, deps);
   // Free, but not unlimited: it takes a request of the key's rpm (and holds no tokens of its tpm).
   (await admitRate(deps, client, 0)).finish(0);
@@ -48,11 +49,11 @@ async function inputTokens(deps: ServerDeps, request: FastifyRequest, reply: Fas
 }
 
 /**
- * The count of the first native upstream whose kind has a count endpoint; undefined when none has, or it
+ * The count of the first native upstream whose kind has a count endpoint (a translated cell's chat upstream counts nothing); undefined when none has, or it
  * did not answer with a count (the gateway's estimate answers instead: a count is advice, not money).
  */
 async function upstreamCount(deps: ServerDeps, client: ClientRequest, body: ResponsesBody, route: Route): Promise<number | undefined> {
-  const candidate = route.candidates.find((c) => providerKind(c.provider.kind).tokenCountPaths.responses !== undefined);
+  const candidate = route.candidates.find((c) => responsesCellFor(c) === 'native' && providerKind(c.provider.kind).tokenCountPaths.responses !== undefined);
   if (!candidate) return undefined;
   const path = nativePath(candidate, providerKind(candidate.provider.kind).tokenCountPaths.responses)!;
   const signal = AbortSignal.any([client.signal, AbortSignal.timeout(candidate.provider.timeouts.totalMs)]);

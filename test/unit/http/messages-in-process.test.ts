@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { startInProcess, type InProcessGateway } from '../../support/in-process.js';
 import { anthropicError, anthropicErrorEvent, anthropicStreamEvents, ANTHROPIC_MOCK_KEY, ANTHROPIC_UPSTREAM_HEADERS, signatureFor, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
+import { messagesChatConfig } from '../../support/messages-chat-config.js';
 import { CLAUDE_MAX_OUTPUT, CLAUDE_PRICES, CLAUDE_TOOL_OVERHEAD, claudeCostNano, messagesConfig } from '../../support/messages-config.js';
 import { slowDrip } from '../../support/mock-upstream.js';
 import { usdToNano } from '../../support/money.js';
@@ -54,7 +55,7 @@ describe('POST /v1/messages (in process)', () => {
 
   before(async () => {
     anthropic = await startMockAnthropic();
-    gw = await startInProcess((mock) => messagesConfig(mock, anthropic));
+    gw = await startInProcess((mock) => messagesChatConfig(mock, anthropic));
     const issued = await gw.issueKey();
     key = issued.secret;
     keyId = issued.key.id;
@@ -178,12 +179,12 @@ describe('POST /v1/messages (in process)', () => {
     assert.equal(await balance(), before);
   });
 
-  test('a bad key is 401 authentication_error, an unknown model 404 not_found_error, a model without a Messages upstream 400', async () => {
+  test('a bad key is 401 authentication_error, an unknown model 404 not_found_error, a model with no Messages cell (Gemini) 400', async () => {
     const bad = await gw.call('POST', '/messages', { headers: { 'x-api-key': 'tg-not-a-real-key' }, body: { model: 'claude-test', max_tokens: 10, messages: USER } });
     assertMessagesError(bad, 401, 'authentication_error');
     assertMessagesError(await post({ model: 'no-such-model', max_tokens: 10, messages: USER }), 404, 'not_found_error');
-    const chatOnly = assertMessagesError(await post({ model: 'gpt-test', max_tokens: 10, messages: USER }), 400, 'invalid_request_error');
-    assert.match(chatOnly.error.message, /not served on this endpoint; it is served on \/v1\/chat\/completions/);
+    const geminiOnly = assertMessagesError(await post({ model: 'gemini-test', max_tokens: 10, messages: USER }), 400, 'invalid_request_error');
+    assert.match(geminiOnly.error.message, /not served on this endpoint; it is served on \/v1\/chat\/completions/);
     assert.equal(anthropic.requests.length + gw.mock.requests.length, 0);
   });
 
@@ -354,7 +355,7 @@ describe('POST /v1/messages/count_tokens (in process)', () => {
 
   before(async () => {
     anthropic = await startMockAnthropic();
-    gw = await startInProcess((mock) => messagesConfig(mock, anthropic));
+    gw = await startInProcess((mock) => messagesChatConfig(mock, anthropic));
   });
   after(async () => {
     await gw.close();

@@ -258,8 +258,8 @@ describe('POST /v1/responses, native cells (in process)', () => {
     assert.equal(allowed.statusCode, 200, allowed.body);
   });
 
-  test('a model served by no upstream that speaks Responses is 400 model_not_supported_on_endpoint; unknown 404 model_not_found', async () => {
-    const error = assertErrorAnswer(await gw.call('POST', '/responses', { key, body: { model: 'gpt-chat-only', input: INPUT } }), 400, 'model_not_supported_on_endpoint');
+  test('a model no Responses cell reaches (Gemini, for now) is 400 model_not_supported_on_endpoint; unknown 404 model_not_found', async () => {
+    const error = assertErrorAnswer(await gw.call('POST', '/responses', { key, body: { model: 'gemini-only', input: INPUT } }), 400, 'model_not_supported_on_endpoint');
     assert.match(String(error.message), /\/v1\/chat\/completions/);
     assertErrorAnswer(await gw.call('POST', '/responses', { key, body: { model: 'no-such-model', input: INPUT } }), 404, 'model_not_found');
     assertErrorAnswer(await gw.call('POST', '/responses', { body: { model: 'gpt-resp', input: INPUT } }), 401, 'invalid_api_key');

@@ -24,6 +24,16 @@ describe('routeFor', () => {
     assert.deepEqual(routeFor(route, messagesOnly).candidates, [anthropic]);
   });
 
+  test("a history bound to one cell keeps to that cell's candidates when there are any, else any cell will do", () => {
+    const both = {
+      cellFor: (c: Candidate) => (c.provider.serves.includes('messages') ? ('native' as const) : ('translated' as const)),
+      historyCell: (body: { signed?: boolean }) => (body.signed ? ('native' as const) : undefined),
+    };
+    assert.equal(routeFor(route, both, {}), route, 'an unbound history: every candidate');
+    assert.deepEqual(routeFor(route, both, { signed: true }).candidates, [anthropic], 'bound: no fallback to the translated cell');
+    assert.deepEqual(routeFor({ ...route, candidates: [openai] }, both, { signed: true }).candidates, [openai], 'no candidate in that cell: the others');
+  });
+
   test('none reachable: 400 model_not_supported_on_endpoint naming the endpoints the model is served on', () => {
     assert.throws(
       () => routeFor({ ...route, candidates: [openai] }, messagesOnly),
