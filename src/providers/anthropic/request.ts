@@ -21,7 +21,7 @@
 import { isJsonObject } from '../../json-object.js';
 import { nativeFields } from '../convention-fields.js';
 import { thinkingBudget } from '../reasoning-budget.js';
-import type { ChatRequestBody, UpstreamRequest, UpstreamTarget } from '../types.js';
+import type { ChatRequestBody, TranslatedRequest, UpstreamTarget } from '../types.js';
 import { adaptiveEffort, takesAdaptiveThinking } from './adaptive-thinking.js';
 import { convertConversation } from './messages.js';
 import { convertTools } from './tools.js';
@@ -131,7 +131,7 @@ function headers(stream: boolean): Record<string, string> {
 }
 
 /** Throws GatewayError('invalid_request') when tool-call arguments in the history are not a JSON object. */
-export function buildAnthropicChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest {
+export function buildAnthropicChatRequest(body: ChatRequestBody, target: UpstreamTarget): TranslatedRequest {
   const dropped = new Set<string>();
   const native = nativeFields(body);
   const maxTokens = outputLimit(body, target);
