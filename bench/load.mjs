@@ -4,17 +4,19 @@
 // was due, so queueing in the server is not hidden by the load slowing down with it).
 // Prints JSON lines on stdout: {"event":"window-start"}, {"event":"window-end"}, then {"event":"result",...}.
 import { Buffer } from 'node:buffer';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { setInterval, clearInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
-const USAGE = `usage: node bench/load.mjs --url URL [--url URL]... --body JSON [--header 'name: value']... [--stream]
+const USAGE = `usage: node bench/load.mjs --url URL [--url URL]... (--body JSON | --body-file PATH) [--header 'name: value']... [--stream [--stream-end TEXT]]
   [--bearer-rotate KEY,KEY,...] [--connections 50] [--duration 10] [--warmup 2] [--warmup-requests 2000] [--requests N] [--method POST]
   Several --url: the connections are split evenly over them (several gateways behind one load).
   --bearer-rotate: each request's Authorization is the next of these keys (load spread over many keys).
-  --rate R: open loop, R requests per second (--connections is then the most connections it may open).`;
+  --rate R: open loop, R requests per second (--connections is then the most connections it may open).
+  --stream-end TEXT: a stream is complete when its body contains TEXT (its API's last event), instead of ending with data: [DONE].`;
 // A warm-up never runs longer than this many times --warmup, however slow the server is.
 const WARMUP_CAP_FACTOR = 5;
 
@@ -27,6 +29,8 @@ function parseOptions(argv) {
       rate: { type: 'string' },
       method: { type: 'string', default: 'POST' },
       body: { type: 'string', default: '' },
+      'body-file': { type: 'string' },
+      'stream-end': { type: 'string' },
       header: { type: 'string', multiple: true, default: [] },
       stream: { type: 'boolean', default: false },
       'unique-idempotency-key': { type: 'boolean', default: false },
@@ -43,15 +47,18 @@ function parseOptions(argv) {
     process.exit(values.help ? 0 : 2);
   }
   const urls = values.url.map((u) => new URL(u));
-  const headers = parseHeaders(values.header, values.body !== '');
+  // A file's bytes go as they are (a recorded request, byte for byte).
+  const body = values['body-file'] === undefined ? (values.body === '' ? undefined : Buffer.from(values.body)) : readFileSync(values['body-file']);
+  const headers = parseHeaders(values.header, body !== undefined);
   const rotate = values['bearer-rotate'] ? values['bearer-rotate'].split(',') : [];
   return {
     targets: urls.map((url) => ({ origin: url.origin, path: url.pathname + url.search })),
     // One header object per key, built once: a request only picks the next one.
     headerSets: rotate.length > 0 ? rotate.map((key) => ({ ...headers, authorization: `Bearer ${key}` })) : [headers],
     method: values.method,
-    body: values.body === '' ? undefined : Buffer.from(values.body),
+    body,
     stream: values.stream,
+    streamEnd: values['stream-end'],
     uniqueIdempotencyKey: values['unique-idempotency-key'],
     connections: positive('connections', values.connections),
     durationMs: positive('duration', values.duration) * 1000,
@@ -87,10 +94,14 @@ function emit(event) {
   process.stdout.write(`${JSON.stringify(event)}\n`);
 }
 
-/** Checks a finished response: 200 and, for streams, a body ending in the [DONE] sentinel; else JSON without `error`. */
-function verdict(status, stream, tail, chunks) {
+/**
+ * Checks a finished response: 200 and, for streams, a body ending in the [DONE] sentinel (or, with
+ * --stream-end, one that contained that text: `ended`); else JSON without `error`.
+ */
+function verdict(status, opts, tail, ended, chunks) {
   if (status !== 200) return `HTTP ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`;
-  if (stream) return tail.trimEnd().endsWith('data: [DONE]') ? undefined : `stream did not end with [DONE] (tail ${JSON.stringify(tail)})`;
+  if (opts.stream && opts.streamEnd !== undefined) return ended ? undefined : `stream never sent ${JSON.stringify(opts.streamEnd)} (tail ${JSON.stringify(tail)})`;
+  if (opts.stream) return tail.trimEnd().endsWith('data: [DONE]') ? undefined : `stream did not end with [DONE] (tail ${JSON.stringify(tail)})`;
   try {
     const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     return parsed && typeof parsed.object === 'string' ? undefined : `unexpected body ${JSON.stringify(parsed).slice(0, 200)}`;
@@ -112,6 +123,7 @@ function sendOne(pool, target, headers, opts, dueAt) {
     let status = 0;
     let ttfb;
     let tail = '';
+    let ended = false;
     const chunks = [];
     pool.dispatch(
       { origin: target.origin, path: target.path, method: opts.method, headers, body: opts.body },
@@ -124,12 +136,16 @@ function sendOne(pool, target, headers, opts, dueAt) {
           // Time to first chunk: the first body bytes, not the headers (which a gateway may flush early).
           ttfb ??= performance.now() - started;
           // Streams are only checked for their ending, so keep just a short tail; error bodies are kept for the report.
-          if (opts.stream && status === 200) tail = (tail + chunk.toString('latin1')).slice(-64);
-          else chunks.push(chunk);
+          if (opts.stream && status === 200) {
+            const text = tail + chunk.toString('latin1');
+            // The tail carries over chunk boundaries, so the end marker is found even when split.
+            if (opts.streamEnd !== undefined && !ended) ended = text.includes(opts.streamEnd);
+            tail = text.slice(-Math.max(64, opts.streamEnd?.length ?? 0));
+          } else chunks.push(chunk);
         },
         onResponseEnd() {
           const total = performance.now() - started;
-          resolve({ total, ttfb: ttfb ?? total, error: verdict(status, opts.stream, tail, chunks) });
+          resolve({ total, ttfb: ttfb ?? total, error: verdict(status, opts, tail, ended, chunks) });
         },
         onResponseError(_controller, err) {
           resolve({ total: performance.now() - started, ttfb: ttfb ?? 0, error: `${err.code ?? err.name}: ${err.message}` });

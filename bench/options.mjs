@@ -11,6 +11,9 @@ const USAGE = `usage: npm run bench -- [options]
   --runs N            repeat every scenario N times (interleaved) and report medians (default 1)
   --rate R            open-loop scenarios: non-streaming chat at R requests/s (default 500; 0: none)
   --embeddings        add the embeddings scenarios
+  --agents            add the coding-agent scenarios: the recorded Claude Code turn (POST /v1/messages, streamed) and
+                      Codex turn (POST /v1/responses, streamed), direct and via Tollgate (~1 min more; implied by
+                      --only naming one of them)
   --idempotency       add Tollgate scenarios where every request carries its own Idempotency-Key
   --postgres URL      also run the ledger on PostgreSQL at URL (a fresh schema, dropped afterwards): one gateway on
                       the hot key, one on 100 keys, and 3 gateways on one database, beside the SQLite figures
@@ -22,6 +25,9 @@ const USAGE = `usage: npm run bench -- [options]
   --cpu-prof DIR      run the gateway under --cpu-prof, writing the .cpuprofile into DIR
   --gateway-flags F   extra node flags for the gateway process, e.g. --gateway-flags="--max-semi-space-size=4" (space-separated; note the =)
   --no-save           do not write bench/results/<timestamp>.json`;
+
+/** The ids of the --agents scenarios (direct-messages-stream, tollgate-responses-stream, ...). */
+export const AGENT_SCENARIO = /-(?:messages|responses)-stream$/;
 
 export function parseOptions(argv) {
   const { values } = parseArgs({
@@ -35,6 +41,7 @@ export function parseOptions(argv) {
       runs: { type: 'string', default: '1' },
       rate: { type: 'string', default: '500' },
       embeddings: { type: 'boolean', default: false },
+      agents: { type: 'boolean', default: false },
       idempotency: { type: 'boolean', default: false },
       postgres: { type: 'string' },
       limits: { type: 'boolean', default: false },
@@ -51,6 +58,7 @@ export function parseOptions(argv) {
     console.log(USAGE);
     process.exit(0);
   }
+  const only = values.only ? values.only.split(',').map((s) => s.trim()) : undefined;
   return {
     duration: numberOption('duration', values.duration),
     requests: values.requests === undefined ? undefined : numberOption('requests', values.requests),
@@ -60,12 +68,13 @@ export function parseOptions(argv) {
     runs: numberOption('runs', values.runs),
     rate: numberOption('rate', values.rate, 0),
     embeddings: values.embeddings,
+    agents: values.agents || (only ?? []).some((id) => AGENT_SCENARIO.test(id)),
     idempotency: values.idempotency,
     postgresUrl: values.postgres,
     limits: values.limits,
     redisUrl: values.redis,
     portkeyDir: values.portkey ? resolve(values.portkey) : undefined,
-    only: values.only ? values.only.split(',').map((s) => s.trim()) : undefined,
+    only,
     cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
     gatewayFlags: values['gateway-flags'].split(' ').filter(Boolean),
     save: !values['no-save'],

@@ -107,13 +107,48 @@ function waitForLine(child, stream, match, label, timeoutMs = 30_000) {
 
 // ---------------------------------------------------------------- the processes under test
 
-export async function startMock() {
-  const child = track('mock', spawn(process.execPath, ['--import', 'tsx', 'test/support/mock-upstream-cli.ts', '--port', '0', '--no-record'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+/** `agents`: the mock also answers /v1/messages and /v1/responses (the coding-agent scenarios). */
+export async function startMock({ agents = false } = {}) {
+  const args = ['--import', 'tsx', 'test/support/mock-upstream-cli.ts', '--port', '0', '--no-record', ...(agents ? ['--agents'] : [])];
+  const child = track('mock', spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
   const url = await waitForLine(child, child.stdout, (line) => /mock upstream listening on (\S+)/.exec(line)?.[1], 'mock upstream');
   return { name: 'mock', child, url };
 }
 
-function gatewayConfig(mockUrl, database, redisUrl) {
+/**
+ * --agents: an `anthropic` and an `openai` provider on the same mock, and the models the recorded Claude
+ * Code and Codex requests name, each on an upstream model of another name (so the native cell splices
+ * `model` into the body, as for a dated snapshot). Prices are the list prices of Claude Sonnet 4.5 and
+ * GPT-5-Codex; max_output_tokens as the providers document them (Codex sends none: its hold is this).
+ */
+export function agentProviders(mockUrl) {
+  return `
+  anthropic-mock:
+    kind: anthropic
+    base_url: ${mockUrl.replace(/\/v1$/, '')}
+    api_key: sk-ant-mock-secret
+  openai-mock:
+    kind: openai
+    base_url: ${mockUrl}
+    api_key: sk-mock-upstream-secret`;
+}
+
+export const AGENT_MODELS = `
+  claude-sonnet-4-5:
+    type: chat
+    upstreams: [{ provider: anthropic-mock, model: mock-claude-sonnet-4-5 }]
+    price: { input: 3, output: 15, cached_input: 0.30, cache_write: 3.75, cache_write_1h: 6 }
+    context_window: 200000
+    max_output_tokens: 64000
+  gpt-5-codex:
+    type: chat
+    upstreams: [{ provider: openai-mock, model: mock-gpt-5-codex }]
+    price: { input: 1.25, output: 10, cached_input: 0.125 }
+    context_window: 400000
+    max_output_tokens: 128000
+    allow_server_tools: true`;
+
+function gatewayConfig(mockUrl, database, redisUrl, agents) {
   return `# Written by the benchmark (bench/processes.mjs): one OpenAI-compatible provider in front of the mock upstream.
 server:
   host: 127.0.0.1
@@ -124,7 +159,7 @@ ${redisUrl ? `redis: ${redisUrl}\n` : ''}providers:
   mock:
     kind: openai-compatible
     base_url: ${mockUrl}
-    api_key: sk-mock-upstream-secret
+    api_key: sk-mock-upstream-secret${agents ? agentProviders(mockUrl) : ''}
 models:
   gpt-bench:
     type: chat
@@ -135,7 +170,7 @@ models:
   embed-bench:
     type: embedding
     upstreams: [{ provider: mock, model: text-embedding-3-small }]
-    price: { input: 0.02 }
+    price: { input: 0.02 }${agents ? AGENT_MODELS : ''}
 `;
 }
 
@@ -150,14 +185,14 @@ function createKey(configPath, limits) {
 }
 
 /**
- * `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`, `nodeFlags`: see --limits,
- * --redis, --gateway-flags. `name`: how the reports call this process (several gateways run with --postgres).
+ * `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`, `nodeFlags`, `agents`: see
+ * --limits, --redis, --gateway-flags, --agents. `name`: how the reports call this process (several gateways run with --postgres).
  */
-export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate', nodeFlags = [] } = {}) {
+export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate', nodeFlags = [], agents = false } = {}) {
   mkdirSync(dir, { recursive: true });
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
-  writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`, redisUrl));
+  writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`, redisUrl, agents));
   const key = createKey(configPath, limits);
   const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = track(

@@ -25,9 +25,9 @@ async function main() {
   const tempDir = makeTempDir();
   if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
 
-  const mock = await startMock();
+  const mock = await startMock({ agents: options.agents });
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags };
+  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags, agents: options.agents };
   // SQLite, one process: the reference every PostgreSQL row is compared with.
   const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, undefined, gatewayOptions);
   const pg = pgSchema ? await startPostgresGateways(tempDir, mock.url, pgSchema.url, gatewayOptions) : undefined;

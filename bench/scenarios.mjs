@@ -1,12 +1,17 @@
-// The scenarios (chat, stream, open-loop chat and embeddings; direct, via Tollgate or via Portkey) and running one of them
+// The scenarios (chat, stream, open-loop chat, embeddings and the coding agents' recorded requests; direct, via
+// Tollgate or via Portkey) and running one of them
 // with the load generator in its own process, /proc sampled when its measured window opens and closes.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { track } from './processes.mjs';
 import { cpuOverWindow, snapshot } from './proc-stats.mjs';
 
 const LOAD = fileURLToPath(new URL('load.mjs', import.meta.url));
+const AGENT_FIXTURES = new URL('../test/fixtures/agents/', import.meta.url);
+/** Recorded headers a load generator sets itself, or that would carry the recording's credentials. */
+const NOT_REPLAYED = new Set(['content-length', 'content-type', 'connection', 'accept-encoding', 'host', 'x-api-key', 'authorization']);
 const PROMPT = [{ role: 'user', content: 'Say hello in five words.' }];
 /** Open loop: the most connections the load generator may open when requests queue. */
 const OPEN_LOOP_MAX_CONNECTIONS = 256;
@@ -20,7 +25,7 @@ export function buildScenarios(procs, opts) {
   const chat = (model, stream) => JSON.stringify({ model, messages: PROMPT, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
   const embed = (model) => JSON.stringify({ model, input: 'The quick brown fox jumps over the lazy dog' });
   const direct = { via: 'direct', subject: mock, url: mock.url, model: 'gpt-4o-mini', embedModel: 'text-embedding-3-small', headers: ['authorization: Bearer sk-mock-upstream-secret'] };
-  const viaTollgate = { via: 'tollgate', subject: tollgate, url: tollgate.url, model: 'gpt-bench', embedModel: 'embed-bench', headers: [`authorization: Bearer ${tollgate.key}`] };
+  const viaTollgate = { via: 'tollgate', subject: tollgate, url: tollgate.url, model: 'gpt-bench', embedModel: 'embed-bench', key: tollgate.key, headers: [`authorization: Bearer ${tollgate.key}`] };
   // Portkey routes by headers to any OpenAI-compatible host (see start.sh).
   const viaPortkey = portkey && {
     via: 'portkey',
@@ -48,11 +53,51 @@ export function buildScenarios(procs, opts) {
       scenarios.push({ id: `tollgate-idem-${kind}`, kind, ...viaTollgate, via: 'tollgate-idem', path: '/chat/completions', body: chat(viaTollgate.model, kind === 'stream'), stream: kind === 'stream', idempotency: true });
     }
   }
+  if (opts.agents) scenarios.push(...agentScenarios(direct, viaTollgate));
   if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
   if (opts.embeddings) {
     for (const route of [direct, viaTollgate]) scenarios.push({ id: `${route.via}-embed`, kind: 'embed', ...route, path: '/embeddings', body: embed(route.embedModel), stream: false });
   }
   return opts.only ? scenarios.filter((s) => opts.only.includes(s.id)) : scenarios;
+}
+
+/**
+ * --agents: the recorded turn 1 of Claude Code (its /v1/messages?beta=true request with the anthropic-*,
+ * x-claude-code-session-id and other headers it sent, its key in x-api-key as with ANTHROPIC_API_KEY) and
+ * of Codex (/v1/responses, its key as a Bearer token), both streamed, byte for byte as recorded
+ * (test/fixtures/agents/), direct to the mock and through the gateway. A stream must end with its API's
+ * last event (message_stop; response.completed) instead of [DONE].
+ */
+function agentScenarios(direct, viaTollgate) {
+  const agents = [
+    { kind: 'messages-stream', recording: 'claude-code-2.1.197', path: '/messages?beta=true', streamEnd: 'event: message_stop', auth: (key) => `x-api-key: ${key}`, directKey: 'sk-ant-mock-secret' },
+    { kind: 'responses-stream', recording: 'codex-0.171.0', path: '/responses', streamEnd: 'event: response.completed', auth: (key) => `authorization: Bearer ${key}`, directKey: 'sk-mock-upstream-secret' },
+  ];
+  const scenarios = [];
+  for (const agent of agents) {
+    const bodyFile = fileURLToPath(new URL(`${agent.recording}-turn1.json`, AGENT_FIXTURES));
+    const [recorded] = JSON.parse(readFileSync(new URL(`${agent.recording}-requests.json`, AGENT_FIXTURES), 'utf8'));
+    const headers = Object.entries(recorded.headers)
+      .filter(([name]) => !NOT_REPLAYED.has(name))
+      .map(([name, value]) => `${name}: ${value}`);
+    for (const [route, key] of [
+      [direct, agent.directKey],
+      [viaTollgate, viaTollgate.key],
+    ]) {
+      scenarios.push({
+        id: `${route.via}-${agent.kind}`,
+        kind: agent.kind,
+        ...route,
+        headers: [...headers, agent.auth(key)],
+        path: agent.path,
+        body: readFileSync(bodyFile, 'utf8'),
+        bodyFile,
+        stream: true,
+        streamEnd: agent.streamEnd,
+      });
+    }
+  }
+  return scenarios;
 }
 
 /**
@@ -91,10 +136,13 @@ function loadArgs(scenario, opts) {
   // Open loop: connections are only a ceiling (opened as queueing needs them); warm-up is by time at that rate.
   const connections = open ? Math.max(opts.connections, OPEN_LOOP_MAX_CONNECTIONS) : opts.connections;
   const warmupRequests = open ? Math.min(opts.warmupRequests, Math.floor(opts.rate * opts.warmup)) : opts.warmupRequests;
-  const args = [...urls, '--body', scenario.body, '--connections', String(connections), '--warmup', String(opts.warmup), '--warmup-requests', String(warmupRequests), '--duration', String(opts.duration)];
+  // A recorded agent body is passed as a file: 115 KB is near the kernel's limit on one argument.
+  const body = scenario.bodyFile ? ['--body-file', scenario.bodyFile] : ['--body', scenario.body];
+  const args = [...urls, ...body, '--connections', String(connections), '--warmup', String(opts.warmup), '--warmup-requests', String(warmupRequests), '--duration', String(opts.duration)];
   if (open) args.push('--rate', String(opts.rate));
   for (const header of scenario.headers) args.push('--header', header);
   if (scenario.stream) args.push('--stream');
+  if (scenario.streamEnd) args.push('--stream-end', scenario.streamEnd);
   if (scenario.idempotency) args.push('--unique-idempotency-key');
   if (scenario.bearerRotate) args.push('--bearer-rotate', scenario.bearerRotate.join(','));
   if (opts.requests !== undefined) args.push('--requests', String(opts.requests));

@@ -37,7 +37,10 @@ export function clientApiRoutes<Body extends JsonObject>(api: ClientApi<Body>, m
 async function handle<Body extends JsonObject>(api: ClientApi<Body>, deps: ServerDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const validated = api.validate(request.body);
   // Only an API with native cells forwards the bytes as received; the others never pay for keeping them.
-  const body = api.forwardsRawBody ? withRawText(validated, request.rawBody) : validated;
+  const body = api.forwardsRawBody ? withRawText(validated, request.rawBody, request.rawBytes) : validated;
+  // Whatever is kept now rides with the body; the request holds no second reference for its whole life.
+  request.rawBody = undefined;
+  request.rawBytes = undefined;
   // Without the header nothing is read or written: no cost on the hot path. A dry run moves nothing to protect.
   const { headers } = request;
   const ticket = headers['idempotency-key'] === undefined || headers['x-tollgate-dry-run'] === '1' ? undefined : await IdempotencyTicket.claim(deps, request, reply);

@@ -20,11 +20,17 @@ export interface UpstreamRequest {
   /** Path and query, starting with '/'. */
   readonly path: string;
   readonly headers: Record<string, string>;
-  readonly body: string | undefined;
+  /** JSON text, or a native cell's bytes as the client sent them (only `model` replaced). */
+  readonly body: string | Uint8Array | undefined;
   /** Convention fields the upstream's API has no place for, dropped (logged at debug, listed in docs/adr). */
   readonly dropped?: readonly string[];
   /** A native cell: the upstream speaks the client's API, so its error answers are kept as sent (`UpstreamFailure.body`). */
   readonly native?: boolean;
+}
+
+/** A request an adapter translated: always JSON text. */
+export interface TranslatedRequest extends UpstreamRequest {
+  readonly body: string | undefined;
 }
 
 /**
@@ -127,7 +133,7 @@ export interface ChatStreamTranslator {
 }
 
 export interface EmbeddingTranslator {
-  build(body: EmbeddingRequestBody, target: UpstreamTarget): UpstreamRequest;
+  build(body: EmbeddingRequestBody, target: UpstreamTarget): TranslatedRequest;
   parse(json: unknown, body: EmbeddingRequestBody, target: UpstreamTarget): ParsedResponse;
 }
 
@@ -137,7 +143,7 @@ export interface EmbeddingTranslator {
  * arguments that are not JSON, token-array input to an API that takes text): they run before the hold.
  */
 export interface ProviderAdapter extends ProviderKindInfo {
-  buildChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest;
+  buildChatRequest(body: ChatRequestBody, target: UpstreamTarget): TranslatedRequest;
   parseChatResponse(json: unknown, target: UpstreamTarget): ParsedResponse;
   /** `body` is the client's request, for translators whose output depends on it (JSON mode). */
   createChatStreamTranslator(target: UpstreamTarget, body?: ChatRequestBody): ChatStreamTranslator;

@@ -4,9 +4,10 @@
 // the price of the usage the upstream reported; with a $0.001 key each exits non-zero with a message about
 // the balance, and nothing is charged. Codex also runs on a chat-only model (the Responses → chat
 // translation, ADR 0044): a tool loop — the upstream calls a tool, Codex runs it and sends its output, the
-// upstream answers in text — charged exactly the usage the chat upstream reported; and on Claude (the
+// upstream answers in text — charged exactly the usage the chat upstream reported; Codex on Claude (the
 // Responses → Anthropic translation, ADR 0045): the same loop with thinking, its envelope echoed by Codex
-// and restored byte-for-byte, charged exactly the usage Anthropic reported.
+// and restored byte-for-byte, charged exactly the usage Anthropic reported. Claude Code the same on a
+// chat-only model (the Messages → chat translation, ADR 0043), running its Bash tool.
 //
 // The CLIs only ever run inside a loopback-only network namespace: this file starts
 // test/e2e/agents/driver.ts under `unshare --net` (lo brought up first), which starts the mock upstreams,
@@ -15,7 +16,7 @@
 import { before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { agentBinaries, AGENT_CLIS_INSTALL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_CLAUDE_MODEL, CODEX_CLAUDE_UPSTREAM, CODEX_MODEL, namespaceTools, runDriverIsolated, type AgentFacts, type AgentRun } from '../support/agent-clis.js';
+import { agentBinaries, AGENT_CLIS_INSTALL, CLAUDE_CHAT_MODEL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_CLAUDE_MODEL, CODEX_CLAUDE_UPSTREAM, CODEX_MODEL, namespaceTools, runDriverIsolated, type AgentFacts, type AgentRun } from '../support/agent-clis.js';
 import { ANTHROPIC_MOCK_KEY, ANTHROPIC_TEXT, ANTHROPIC_THINKING, signatureFor } from '../support/mock-anthropic.js';
 import { claudeCostNano } from '../support/messages-config.js';
 import { RESPONSES_MOCK_KEY, RESPONSES_TEXT } from '../support/mock-responses.js';
@@ -173,6 +174,62 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
       });
     }
 
+    if (agent.name === 'claude') {
+      test('claude -p on a chat-only model (Messages → chat): the Bash call runs, its output goes back under the call id, the answer is printed; charged exactly the chat usage', (t) => {
+        const run = runOf('claude-chat', 5);
+        show(t, run);
+        assert.equal(run.timedOut, false, 'the CLI finished before its timeout');
+        assert.equal(run.code, 0, 'the CLI exits 0');
+        // The chat model's final answer quotes the tool result it got: Claude Code printed it.
+        assert.ok(run.stdout.includes(toolResultText('').trim()), `the CLI printed the answer to its tool result: ${run.stdout}`);
+        assert.ok(run.stdout.includes('tollgate-tool-ran'), 'the answer carries what the tool printed');
+        assert.deepEqual(run.gateway.filter((r) => r.status !== 200), [], 'the gateway answered every request of the CLI 200');
+        assert.equal(run.gateway.filter((r) => r.method === 'POST' && r.path === '/v1/messages').length, run.upstream.length, 'each model request went upstream once');
+        assert.ok(run.upstream.length >= 2, 'a tool loop: at least two model requests');
+        for (const call of run.upstream) {
+          assert.deepEqual([call.method, call.url.split('?')[0], call.model], ['POST', '/v1/chat/completions', 'Qwen/Qwen3-Coder-480B-A35B-Instruct']);
+          const leaked = Object.entries(call.headers).filter(([, value]) => value.includes(run.key.secret) || /\btg-/.test(value));
+          assert.deepEqual(leaked, [], 'no client credential in any header the upstream got');
+          assert.equal(call.clientKeyInBody, false);
+          assert.ok(call.reportedUsage, 'the upstream reported usage');
+        }
+        // The request after the Bash call carries it and Claude Code's tool result, mapped back to the id the upstream issued.
+        const answered = run.upstream.filter((call) => (call.toolResults ?? []).length > 0);
+        assert.ok(answered.length >= 1, 'a request carried the tool result');
+        const loop = answered[0]!;
+        assert.deepEqual(loop.toolCallIds, ['call_claude_bash_1']);
+        assert.deepEqual(loop.toolResults!.map((r) => r.id), ['call_claude_bash_1']);
+        // The command (printf 'tollgate-tool-%s\n' ran) does not contain its output: the marker is there only if Bash ran it.
+        assert.equal(loop.toolResults![0]!.text.trim(), 'tollgate-tool-ran', 'the tool result is what Bash printed');
+        t.diagnostic(`tool result sent back: ${JSON.stringify(loop.toolResults)}`);
+        assert.deepEqual(run.upstream[0]!.toolResultIds, [], 'the first request has no tool result yet');
+
+        // Rows: one per model request, 200, the messages API, the chat model, the CLI's session.
+        assert.equal(run.rows.length, run.upstream.length, 'one usage row per upstream request');
+        for (const row of run.rows) assert.deepEqual([row.endpoint, row.status, row.usage_source, row.model], ['messages', 200, 'upstream', CLAUDE_CHAT_MODEL]);
+        const sessions = new Set(run.rows.map((r) => r.session_id));
+        assert.equal(sessions.size, 1, 'every row of the run names the same session');
+        assert.ok([...sessions][0], "the rows carry Claude Code's session id");
+        // Priced here from the chat usage the mock reported (OpenAI's convention: prompt_tokens includes the cached).
+        const expected = run.upstream.map((call) => {
+          const usage = call.reportedUsage as Json;
+          return chatCostNano(usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
+        });
+        assert.deepEqual(
+          run.rows.map((row) => usdToNano(row.cost)).sort((a, b) => a - b),
+          [...expected].sort((a, b) => a - b),
+          'each row costs the price of the usage its upstream reported',
+        );
+        const total = expected.reduce((a, b) => a + b, 0);
+        const tokens = run.upstream.reduce((sum, call) => ({ input: sum.input + (call.reportedUsage as Json).prompt_tokens, output: sum.output + (call.reportedUsage as Json).completion_tokens }), { input: 0, output: 0 });
+        t.diagnostic(`claude -p on a chat-only model: ${run.upstream.length} turns (model requests), ${tokens.input} input + ${tokens.output} output tokens, ${total} nano-dollars ($${total / 1e9}), session ${[...sessions][0]}`);
+        assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
+        assert.equal(run.before.balance - run.after.balance, total, 'the balance fell by exactly the reported usage');
+        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
+        assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived, 'cached balances == derived from entries');
+      });
+    }
+
     if (agent.name === 'codex') {
       test('codex exec on a chat-only model (Responses → chat): the tool call runs, its output goes back, the answer is printed; charged exactly the chat usage', (t) => {
         const run = runOf('codex-chat', 5);
@@ -231,7 +288,7 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
           assert.ok(call.reportedUsage, 'the upstream reported usage');
           // Codex's prompt_cache_key (its session) → a top-level cache_control; its reasoning effort → adaptive thinking.
           assert.deepEqual(call.anthropic?.cacheControl, { type: 'ephemeral' });
-          assert.deepEqual(call.anthropic?.thinking, { type: 'adaptive' });
+          assert.deepEqual(call.anthropic?.thinking, { type: 'adaptive', display: 'summarized' });
         }
         const [first, second] = run.upstream;
         assert.deepEqual(first!.anthropic!.toolResultIds, []);

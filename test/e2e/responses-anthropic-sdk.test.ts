@@ -81,7 +81,7 @@ describe('the Responses API translated to an Anthropic upstream, through the ope
     assert.equal(events.filter((ev) => /^response\.(completed|incomplete|failed)$/.test(ev.type)).length, 1);
     assert.equal(events.at(-1).type, 'response.completed');
     const upstream1 = anthropic.requests[0]!.body as Json;
-    assert.deepEqual([upstream1.thinking, upstream1.output_config], [{ type: 'adaptive' }, { effort: 'high' }]);
+    assert.deepEqual([upstream1.thinking, upstream1.output_config], [{ type: 'adaptive', display: 'summarized' }, { effort: 'high' }]);
     assert.deepEqual(
       first.output.map((item) => item.type),
       ['reasoning', 'message', 'function_call'],

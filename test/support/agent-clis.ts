@@ -24,6 +24,8 @@ export const CODEX_CHAT_MODEL = 'qwen-coder';
 /** Codex on Claude (the Responses → Anthropic translation, ADR 0045): the model, and its upstream model (adaptive thinking). */
 export const CODEX_CLAUDE_MODEL = 'claude-codex';
 export const CODEX_CLAUDE_UPSTREAM = 'claude-opus-4-7';
+/** The model `claude -p` runs on through the Messages → chat translation (ADR 0043), on the same chat-only upstream. */
+export const CLAUDE_CHAT_MODEL = 'qwen3-coder';
 
 export interface AgentBinaries {
   /** Claude Code's native binary, from its platform package. */
@@ -171,11 +173,16 @@ export interface UpstreamCall {
     toolUseIds: string[];
     toolResultIds: string[];
   };
+  /** A chat request's tool messages: the call id each answers and its text (what the tool printed). */
+  toolResults?: Array<{ id: string; text: string }>;
 }
 
 export interface AgentRun {
-  /** `codex-chat`: codex exec on a chat-only model (the Responses → chat translation); `codex-claude`: on Claude (Responses → Anthropic). */
-  agent: 'claude' | 'codex' | 'codex-chat' | 'codex-claude';
+  /**
+   * `codex-chat`: codex exec on a chat-only model (the Responses → chat translation); `codex-claude`: on Claude
+   * (Responses → Anthropic); `claude-chat`: claude -p on a chat-only model (Messages → chat).
+   */
+  agent: 'claude' | 'codex' | 'codex-chat' | 'codex-claude' | 'claude-chat';
   /** The key's balance in USD. */
   balance: number;
   command: string[];

@@ -72,13 +72,33 @@ export interface AnthropicUsage {
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
-/** Thinking with a budget (`enabled`) or, on Claude ≥ 4.6, `adaptive` (with output_config.effort). */
 const thinkingOn = (b: Obj): boolean => isObj(b.thinking) && (b.thinking.type === 'enabled' || b.thinking.type === 'adaptive');
+
+/**
+ * The model's version as the mock reads it (its own parse, independent of the gateway's): claude-opus-4-7 →
+ * 4.7, claude-sonnet-4-5-20250929 → 4.5, claude-opus-4-20250514 → 4.0; undefined for other ids.
+ */
+function modelVersion(model: unknown): number | undefined {
+  const match = typeof model === 'string' ? /^claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?:-|$)/.exec(model) : null;
+  return match ? Number(match[1]) + Number(match[2] ?? 0) / 10 : undefined;
+}
+
+/** What the API says to thinking it does not take: 4.7+ take only adaptive; adaptive needs 4.6+. */
+function unsupportedThinking(b: Obj): string | undefined {
+  if (!isObj(b.thinking)) return undefined;
+  const version = modelVersion(b.model);
+  if (b.thinking.type === 'enabled' && version !== undefined && version >= 4.7) {
+    return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  }
+  if (b.thinking.type === 'adaptive' && (version === undefined || version < 4.6)) return 'adaptive thinking is not supported on this model';
+  if (b.thinking.type === 'adaptive' && b.thinking.budget_tokens !== undefined) return 'thinking.adaptive.budget_tokens: Extra inputs are not permitted';
+  return undefined;
+}
 
 /**
  * The usage the mock reports, so tests can price it:
  *   input_tokens  = 20 + messages.length;  cache_* = what `cache` says (0 by default)
- *   output_tokens = 9, + 30 when thinking is enabled
+ *   output_tokens = 9, + 30 when thinking is on (enabled or adaptive)
  */
 export function anthropicUsageFor(body: unknown, cache: AnthropicCacheTokens = {}): AnthropicUsage {
   const b = isObj(body) ? body : {};
@@ -171,15 +191,15 @@ function invalidRequest(b: Obj): string | undefined {
   if (!Number.isInteger(b.max_tokens)) return 'max_tokens: Field required';
   if (!Array.isArray(b.messages) || b.messages.length === 0) return 'messages: Field required';
   const messages = b.messages.filter(isObj);
-  // Claude 4.7 and later take only adaptive thinking.
-  if (isObj(b.thinking) && b.thinking.type === 'enabled' && /^claude-(?:opus|sonnet|haiku)-4-(?:[7-9]|\d\d)(?:-|$)/.test(String(b.model))) {
-    return `thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.`;
-  }
-  if (isObj(b.thinking) && b.thinking.type === 'adaptive' && b.thinking.budget_tokens !== undefined) return 'thinking.adaptive.budget_tokens: Extra inputs are not permitted';
+  const thinking = unsupportedThinking(b);
+  if (thinking) return thinking;
+  const effort = isObj(b.output_config) ? b.output_config.effort : undefined;
+  if (effort !== undefined && !['low', 'medium', 'high', 'max'].includes(String(effort))) return `output_config.effort: Input should be 'low', 'medium', 'high' or 'max'`;
   if (thinkingOn(b)) {
-    const budget = (b.thinking as Obj).type === 'adaptive' ? 1024 : (b.thinking as Obj).budget_tokens;
-    if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if ((b.max_tokens as number) <= budget) return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+    const budget = (b.thinking as Obj).budget_tokens;
+    const adaptive = (b.thinking as Obj).type === 'adaptive';
+    if (!adaptive && (typeof budget !== 'number' || budget < 1024)) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (!adaptive && (b.max_tokens as number) <= (budget as number)) return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
     if (isObj(b.tool_choice) && (b.tool_choice.type === 'any' || b.tool_choice.type === 'tool')) return 'Thinking may not be enabled when tool_choice forces tool use.';
     if (b.temperature !== undefined && b.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
     const lastAssistant = lastOf(b, 'assistant');

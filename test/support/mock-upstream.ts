@@ -57,6 +57,11 @@ export interface MockUpstreamOptions {
   host?: string;
   /** Record requests (default true); turn off for benchmarks. */
   record?: boolean;
+  /**
+   * Without recording: answers what the OpenAI mock has no precomputed reply for (true), or passes
+   * (false) — the benchmark's agent paths (mock-agent-replies.ts).
+   */
+  alsoAnswer?: (method: string, url: string, rawBody: string, res: http.ServerResponse) => boolean;
 }
 
 export interface MockServerOptions extends MockUpstreamOptions {
@@ -308,7 +313,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     fastPath(method, url, rawBody, res) {
       const hit = cache.get(PreparedCache.key(method, url, rawBody));
       if (hit) writePrepared(res, hit);
-      return hit !== undefined;
+      return hit !== undefined || (opts.alsoAnswer?.(method, url, rawBody, res) ?? false);
     },
   });
   return { ...server, url: `${server.origin}/v1` };

@@ -1,6 +1,7 @@
 // Proves the mock upstream's default OpenAI behaviour, scripting and fault injection, so e2e tests can rely on it.
 // (node:test returns promises from describe/test; `void` marks them as deliberately not awaited for the lint rule.)
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import {
@@ -19,6 +20,7 @@ import {
   startMockUpstream,
   type MockUpstream,
 } from '../support/mock-upstream.js';
+import { agentReplies } from '../support/mock-agent-replies.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are arbitrary JSON
 type Json = any;
@@ -257,6 +259,32 @@ void describe('recording and scripting', () => {
         assert.equal(((await res.json()) as Json).choices[0].message.content, DEFAULT_TEXT);
       }
       assert.equal(quiet.requests.length, 0);
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  void test('record:false with agentReplies answers the recorded agent requests in their own wire formats, as plain text', async () => {
+    const quiet = await startMockUpstream({ record: false, alsoAnswer: agentReplies() });
+    const fixture = (name: string) => readFileSync(new URL(`../fixtures/agents/${name}`, import.meta.url));
+    const send = async (path: string, body: Buffer) => (await fetch(`${quiet.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text();
+    try {
+      const messages = [await send('/messages?beta=true', fixture('claude-code-2.1.197-turn1.json')), await send('/messages?beta=true', fixture('claude-code-2.1.197-turn2.json'))];
+      for (const text of messages) {
+        const events = text.split('\n\n').filter(Boolean);
+        assert.match(events[0]!, /^event: message_start\ndata: /);
+        assert.equal(events.at(-1), 'event: message_stop\ndata: {"type":"message_stop"}');
+        assert.match(text, /"type":"thinking_delta"/);
+        assert.match(text, /"type":"text_delta"/);
+        assert.doesNotMatch(text, /tool_use/);
+      }
+      const id = (text: string) => /"id":"(msg_[^"]+)"/.exec(text)?.[1];
+      assert.notEqual(id(messages[0]!), id(messages[1]!));
+      const responses = await send('/responses', fixture('codex-0.171.0-turn1.json'));
+      const types = [...responses.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+      assert.deepEqual([types[0], types.at(-1)], ['response.created', 'response.completed']);
+      assert.ok(!types.some((type) => type!.startsWith('response.function_call')));
+      assert.match(responses, /"output_tokens":32/);
     } finally {
       await quiet.close();
     }

@@ -6,23 +6,20 @@
 // size, PDFs by their pages.
 import type { InputCount } from '../../pipeline/client-api.js';
 import { isJsonObject } from '../../json-object.js';
+import { countParts, type CountPart } from '../../tokens/count-text.js';
 import { COUNT_BUDGET_MS, TokenTally } from '../../tokens/token-tally.js';
-import { BlockCounts, REMEMBERED_MIN_CHARS } from './block-counts.js';
+import { memberOf, spanText } from '../json-layout.js';
+import { rawLayoutOf } from '../raw-body.js';
 import { base64PdfTokens, imageSourceTokens, PDF_PAGE_TOKENS } from './media.js';
 
 /** Role markers and turn framing per message. */
 const TOKENS_PER_MESSAGE = 3;
-/** Above this many characters a structured value (a huge schema, a tool's input) is sized at 4 characters a token. */
-const BLOB_CHARS = 8_192;
 
-/** The counts of long repeated texts, shared by every request of this process. */
-const remembered = new BlockCounts();
-
-/** A prompt as fixed counts and texts, in reading order, with where its last cache marker stands. */
+/** A prompt as fixed counts and parts to count, in reading order, with where its last cache marker stands. */
 class PromptParts {
   private fixed = 0;
-  private readonly texts: string[] = [];
-  private marked: { readonly texts: number; readonly fixed: number } | undefined;
+  private readonly parts: CountPart[] = [];
+  private marked: { readonly parts: number; readonly fixed: number } | undefined;
   private oneHour = false;
 
   add(tokens: number): void {
@@ -30,58 +27,30 @@ class PromptParts {
   }
 
   text(value: unknown): void {
-    if (typeof value === 'string' && value.length > 0) this.texts.push(value);
+    if (typeof value === 'string' && value.length > 0) this.parts.push(value);
   }
 
-  /** A structured value the model reads as its JSON text. */
-  json(value: unknown): void {
+  /** A structured value the model reads as its JSON text; `raw`: that JSON as the client sent it, when known. */
+  json(value: unknown, raw?: string): void {
     if (value === undefined || value === null) return;
-    const text = JSON.stringify(value);
-    if (text.length > BLOB_CHARS) this.fixed += Math.ceil(text.length / 4);
-    else this.text(text);
+    this.parts.push({ value, raw });
   }
 
   /** What was added so far is a cache breakpoint when `cacheControl` is one. */
   marker(cacheControl: unknown): void {
     if (!isJsonObject(cacheControl)) return;
-    this.marked = { texts: this.texts.length, fixed: this.fixed };
+    this.marked = { parts: this.parts.length, fixed: this.fixed };
     if (cacheControl.ttl === '1h') this.oneHour = true;
   }
 
   async count(): Promise<InputCount> {
     const tally = new TokenTally(COUNT_BUDGET_MS);
     const marked = this.marked;
-    if (!marked) return { tokens: this.fixed + (await countTexts(tally, this.texts)) };
-    const prefix = marked.fixed + (await countTexts(tally, this.texts.slice(0, marked.texts)));
-    const tokens = prefix + (this.fixed - marked.fixed) + (await countTexts(tally, this.texts.slice(marked.texts)));
+    if (!marked) return { tokens: this.fixed + (await countParts(tally, this.parts)) };
+    const prefix = marked.fixed + (await countParts(tally, this.parts.slice(0, marked.parts)));
+    const tokens = prefix + (this.fixed - marked.fixed) + (await countParts(tally, this.parts.slice(marked.parts)));
     return { tokens, cacheWrite: { tokens: prefix, oneHour: this.oneHour } };
   }
-}
-
-/** The tokens of `texts`, counted on `tally` (its time budget shared by the request) or remembered. */
-async function countTexts(tally: TokenTally, texts: readonly string[]): Promise<number> {
-  let total = 0;
-  const short: string[] = [];
-  for (const text of texts) {
-    if (text.length < REMEMBERED_MIN_CHARS) {
-      short.push(text);
-      continue;
-    }
-    const known = remembered.get(text);
-    if (known !== undefined) {
-      total += known;
-      continue;
-    }
-    const before = tally.total();
-    await tally.addAll([text]);
-    const count = tally.total() - before;
-    total += count;
-    // Only an exact count is remembered (past the time budget it is an estimate).
-    if (tally.exact) remembered.set(text, count);
-  }
-  const before = tally.total();
-  await tally.addAll(short);
-  return total + tally.total() - before;
 }
 
 function addDocument(parts: PromptParts, block: Record<string, unknown>): void {
@@ -139,11 +108,28 @@ function addContent(parts: PromptParts, content: unknown): void {
   else if (Array.isArray(content)) for (const block of content) addBlock(parts, block);
 }
 
+function withoutMarker(block: Record<string, unknown>): Record<string, unknown> {
+  const { cache_control: _marker, ...rest } = block;
+  return rest;
+}
+
 export interface MessagesInput {
   readonly system?: unknown;
   readonly messages: readonly unknown[];
   readonly tools?: unknown;
   readonly cache_control?: unknown;
+}
+
+/**
+ * The JSON text the client sent for each of its tool definitions (the keys their counts are remembered
+ * by, so a repeated definition is never serialised again), or undefined when the body has no text kept
+ * with it or it cannot be cut exactly.
+ */
+function rawToolTexts(body: MessagesInput, count: number): string[] | undefined {
+  const layout = rawLayoutOf(body);
+  const text = layout?.text;
+  const elements = text === undefined ? undefined : memberOf(layout!.members, 'tools')?.elements;
+  return elements?.length === count ? elements.map((span) => spanText(text!, span)) : undefined;
 }
 
 /** The request's input estimate and its cache-write prefix; `toolOverhead` is added when tools are given. */
@@ -152,12 +138,14 @@ export function countMessagesInput(body: MessagesInput, toolOverhead: number): P
   if (Array.isArray(body.tools) && body.tools.length > 0) {
     // The tool-use instructions the upstream puts before the definitions.
     parts.add(toolOverhead);
-    for (const tool of body.tools) {
-      if (!isJsonObject(tool)) continue;
-      const { cache_control: marker, ...definition } = tool;
-      parts.json(definition);
+    const raw = rawToolTexts(body, body.tools.length);
+    body.tools.forEach((tool: unknown, i) => {
+      if (!isJsonObject(tool)) return;
+      const marker = tool.cache_control;
+      // Counted without its marker (the model never reads it); serialised only when not remembered.
+      parts.json(marker === undefined ? tool : withoutMarker(tool), raw?.[i]);
       parts.marker(marker);
-    }
+    });
   }
   addContent(parts, body.system);
   for (const message of body.messages) {

@@ -51,7 +51,7 @@ async function upstreamCount(deps: ServerDeps, client: ClientRequest, candidate:
 }
 
 async function countTokens(deps: ServerDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const body = withRawText(validateCountTokensRequest(request.body), request.rawBody);
+  const body = withRawText(validateCountTokensRequest(request.body), request.rawBody, request.rawBytes);
   const client = clientRequestOf(request, reply, 'messages');
   const route: Route = resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat');
   (await admitRate(deps, client, 0)).finish(0);

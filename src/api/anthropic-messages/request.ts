@@ -5,8 +5,8 @@
 import type { ClientHeaders } from '../../pipeline/client-api.js';
 import type { UpstreamRequest } from '../../providers/types.js';
 import type { Candidate } from '../../routing/resolve-route.js';
-import { rawTextOf } from '../raw-body.js';
-import { replaceModel } from './model-splice.js';
+import { rawLayoutOf, splicedRaw } from '../raw-body.js';
+import { modelSpan } from './model-splice.js';
 import { historyThinking, withoutOwnThinking } from './thinking.js';
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
@@ -34,16 +34,18 @@ export function forwardedHeaders(client: ClientHeaders, stream: boolean): Record
 }
 
 /**
- * The body as the client sent it with `model` replaced; a body the gateway changed (a clamp lowered
- * max_tokens, strip_fields removed a field) has no text kept with it and is serialised instead — as is one
- * whose history holds thinking a translated cell made, which no Anthropic upstream would accept back.
+ * The body as the client sent it (its bytes, when kept) with `model` replaced; a body the gateway changed
+ * (a clamp lowered max_tokens, strip_fields removed a field) has no text kept with it and is serialised
+ * instead — as is one whose history holds thinking a translated cell made, which no Anthropic upstream
+ * would accept back.
  */
-export function forwardedBody(body: object & { model: string; messages?: unknown }, upstreamModel: string): string {
+export function forwardedBody(body: object & { model: string; messages?: unknown }, upstreamModel: string): string | Uint8Array {
   if (Array.isArray(body.messages) && historyThinking(body.messages).own) {
     return JSON.stringify({ ...body, model: upstreamModel, messages: withoutOwnThinking(body.messages) });
   }
-  const raw = rawTextOf(body);
-  const spliced = raw === undefined ? undefined : raw.length > 0 && body.model === upstreamModel ? raw : replaceModel(raw, upstreamModel);
+  const layout = rawLayoutOf(body);
+  const span = layout && modelSpan(layout.members);
+  const spliced = span && splicedRaw(body, body.model === upstreamModel ? [] : [span], JSON.stringify(upstreamModel));
   return spliced ?? JSON.stringify({ ...body, model: upstreamModel });
 }
 

@@ -2,14 +2,17 @@
 // messages with their text and image parts, function calls and their outputs, reasoning items' summary
 // text (never `encrypted_content`: opaque bytes, not the model's text) — and the tool definitions and a
 // JSON schema text format, which the model reads as input. An `item_reference` adds nothing here: the
-// context it stands for is recorded with the response that made it (bind.ts adds it).
+// context it stands for is recorded with the response that made it (bind.ts adds it). Long texts and the
+// tool definitions (keyed by the JSON the client sent) are remembered across requests (tokens/block-counts.ts).
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import type { InputCount } from '../../pipeline/client-api.js';
 import type { Route } from '../../routing/resolve-route.js';
 import { InputParts } from '../../tokens/count-text.js';
 import { asksPromptCache } from './to-anthropic/request.js';
 import { responsesCellFor } from './to-chat/index.js';
+import { memberOf, spanText } from '../json-layout.js';
 import { IMAGE_PART_TOKENS } from '../openai-chat/count-input.js';
+import { rawLayoutOf } from '../raw-body.js';
 
 /** Per-item framing (role markers), as for a chat message. */
 const TOKENS_PER_ITEM = 3;
@@ -77,6 +80,13 @@ export async function countResponsesHold(body: JsonObject, _model: unknown, rout
   return { tokens, cacheWrite: { tokens, oneHour: false } };
 }
 
+/** The JSON text the client sent for a top-level field (the key its count is remembered by), when kept. */
+function rawValue(body: JsonObject, key: string): string | undefined {
+  const layout = rawLayoutOf(body);
+  const member = layout?.text === undefined ? undefined : memberOf(layout.members, key);
+  return member && spanText(layout!.text!, member.value);
+}
+
 export function countResponsesInput(body: JsonObject): Promise<number> {
   const parts = new InputParts();
   parts.fixed += TOKENS_REPLY_PRIMING;
@@ -87,7 +97,7 @@ export function countResponsesInput(body: JsonObject): Promise<number> {
   } else if (Array.isArray(body.input)) {
     for (const item of body.input) if (isJsonObject(item)) addItem(parts, item);
   }
-  parts.json(body.tools);
+  parts.json(body.tools, rawValue(body, 'tools'));
   const text = isJsonObject(body.text) ? body.text : undefined;
   const format = isJsonObject(text?.format) ? text.format : undefined;
   if (format?.type === 'json_schema') parts.json(format.schema);

@@ -7,16 +7,17 @@ import type { JsonObject } from '../../json-object.js';
 import { providerKind } from '../../providers/kinds.js';
 import type { UpstreamRequest } from '../../providers/types.js';
 import type { Candidate } from '../../routing/resolve-route.js';
-import { spliceTopLevelString } from '../json-splice.js';
-import { rawTextOf } from '../raw-body.js';
+import { stringValueSpans } from '../json-splice.js';
+import { rawLayoutOf, splicedRaw } from '../raw-body.js';
 
 /**
- * The body text for an upstream whose model is `upstreamModel`: the client's bytes with the model spliced
- * in, or — when the body was changed since it was received (a clamp, stripped fields) — its serialisation.
+ * The body for an upstream whose model is `upstreamModel`: the client's bytes with the model spliced in,
+ * or — when the body was changed since it was received (a clamp, stripped fields) — its serialisation.
  */
-export function nativeBodyText(body: JsonObject, upstreamModel: string): string {
-  const raw = rawTextOf(body);
-  return (raw === undefined ? undefined : spliceTopLevelString(raw, 'model', upstreamModel)) ?? JSON.stringify({ ...body, model: upstreamModel });
+export function nativeBodyText(body: JsonObject, upstreamModel: string): string | Uint8Array {
+  const layout = rawLayoutOf(body);
+  const spans = layout && stringValueSpans(layout.members, 'model');
+  return (spans && splicedRaw(body, spans, JSON.stringify(upstreamModel))) ?? JSON.stringify({ ...body, model: upstreamModel });
 }
 
 /** The path of one of the candidate's native Responses operations, after its base path. */

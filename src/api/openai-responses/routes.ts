@@ -38,7 +38,7 @@ export function registerResponsesRoutes(scope: FastifyInstance, deps: ServerDeps
 }
 
 async function inputTokens(deps: ServerDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const body = withRawText(validateResponsesRequest(request.body), request.rawBody);
+  const body = withRawText(validateResponsesRequest(request.body), request.rawBody, request.rawBytes);
   const client = clientRequestOf(request, reply, 'responses');
   const resolved = routeFor(resolveRoute(deps.config, client.key.allowedModels, body.model, 'chat'), { cellFor: responsesCellFor });
   const bound = await bindResponses(body, resolved, client, deps);

@@ -4,7 +4,8 @@
 //   mapped:    model, messages (system/developer → `system`, tool → tool_result), max_completion_tokens and
 //              max_tokens → max_tokens (else the model's max_output_tokens: Anthropic requires it),
 //              stop → stop_sequences, stream, tools, tool_choice, parallel_tool_calls →
-//              disable_parallel_tool_use, reasoning_effort → thinking.budget_tokens, response_format → the
+//              disable_parallel_tool_use, reasoning_effort → thinking.budget_tokens (Claude ≥ 4.6: adaptive
+//              thinking + output_config.effort, ADR 0046), response_format → the
 //              json_response tool, user and safety_identifier → metadata.user_id (both are the end-user id
 //              a provider uses for abuse detection; safety_identifier, the newer, wins)
 //   forwarded: temperature, top_p, metadata.user_id (the one key Anthropic's metadata defines; an
@@ -20,7 +21,8 @@
 import { isJsonObject } from '../../json-object.js';
 import { nativeFields } from '../convention-fields.js';
 import { thinkingBudget } from '../reasoning-budget.js';
-import type { ChatRequestBody, UpstreamRequest, UpstreamTarget } from '../types.js';
+import type { ChatRequestBody, TranslatedRequest, UpstreamTarget } from '../types.js';
+import { adaptiveEffort, adaptiveThinking, takesAdaptiveThinking } from './adaptive-thinking.js';
 import { convertConversation } from './messages.js';
 import { convertTools } from './tools.js';
 
@@ -95,16 +97,30 @@ export function continuesToolUseWithoutThinking(messages: readonly Record<string
   return false;
 }
 
-/** The budget for thinking the gateway turns on for reasoning_effort; undefined leaves it off. */
-function gatewayThinkingBudget(body: ChatRequestBody, nativeThinking: unknown, maxTokens: number, dropped: Set<string>): number | undefined {
+/** The thinking the gateway turns on for reasoning_effort: a token budget, or adaptive with an effort (Claude ≥ 4.6). */
+type GatewayThinking = { budget: number } | { effort: string };
+
+function gatewayThinking(body: ChatRequestBody, target: UpstreamTarget, nativeThinking: unknown, maxTokens: number, dropped: Set<string>): GatewayThinking | undefined {
   if (nativeThinking !== undefined) {
     if (present(body.reasoning_effort)) dropped.add('reasoning_effort');
     return undefined;
   }
-  const budget = thinkingBudget(body.reasoning_effort, maxTokens);
-  if (budget === undefined || !continuesToolUseWithoutThinking(body.messages)) return budget;
+  let thinking: GatewayThinking | undefined;
+  if (takesAdaptiveThinking(target.upstreamModel)) {
+    const effort = adaptiveEffort(body.reasoning_effort);
+    if (effort !== undefined) thinking = { effort };
+  } else {
+    const budget = thinkingBudget(body.reasoning_effort, maxTokens);
+    if (budget !== undefined) thinking = { budget };
+  }
+  if (thinking === undefined || !continuesToolUseWithoutThinking(body.messages)) return thinking;
   dropped.add('reasoning_effort');
   return undefined;
+}
+
+/** A budget, or adaptive thinking with summarized text (adaptive-thinking.ts says why). */
+function thinkingField(thinking: GatewayThinking): Record<string, unknown> {
+  return 'budget' in thinking ? { type: 'enabled', budget_tokens: thinking.budget } : adaptiveThinking();
 }
 
 function headers(stream: boolean): Record<string, string> {
@@ -112,12 +128,12 @@ function headers(stream: boolean): Record<string, string> {
 }
 
 /** Throws GatewayError('invalid_request') when tool-call arguments in the history are not a JSON object. */
-export function buildAnthropicChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest {
+export function buildAnthropicChatRequest(body: ChatRequestBody, target: UpstreamTarget): TranslatedRequest {
   const dropped = new Set<string>();
   const native = nativeFields(body);
   const maxTokens = outputLimit(body, target);
-  const budget = gatewayThinkingBudget(body, native.thinking, maxTokens, dropped);
-  const thinkingOn = budget !== undefined || (isJsonObject(native.thinking) && native.thinking.type !== 'disabled');
+  const gateway = gatewayThinking(body, target, native.thinking, maxTokens, dropped);
+  const thinkingOn = gateway !== undefined || (isJsonObject(native.thinking) && native.thinking.type !== 'disabled');
 
   const { system, messages } = convertConversation(body.messages, dropped);
   const tooling = convertTools(body, thinkingOn, dropped);
@@ -128,11 +144,12 @@ export function buildAnthropicChatRequest(body: ChatRequestBody, target: Upstrea
   out.messages = messages;
   if (tooling.tools.length > 0) out.tools = tooling.tools;
   if (tooling.toolChoice) out.tool_choice = tooling.toolChoice;
-  if (budget !== undefined) out.thinking = { type: 'enabled', budget_tokens: budget };
+  if (gateway !== undefined) out.thinking = thinkingField(gateway);
+  if (gateway !== undefined && 'effort' in gateway) out.output_config = { effort: gateway.effort };
   if (present(body.temperature)) {
     // Anthropic rejects temperature (and top_k) with thinking; the client did not ask for thinking by
     // name, so the gateway's own choice must not turn its request into an error.
-    if (budget === undefined) out.temperature = body.temperature;
+    if (gateway === undefined) out.temperature = body.temperature;
     else dropped.add('temperature');
   }
   if (present(body.top_p)) out.top_p = body.top_p;
@@ -147,7 +164,9 @@ export function buildAnthropicChatRequest(body: ChatRequestBody, target: Upstrea
   for (const field of DROPPED_FIELDS) if (present(body[field])) dropped.add(field);
 
   for (const [key, value] of Object.entries(native)) {
-    if (key === 'top_k' && budget !== undefined) dropped.add('top_k');
+    if (key === 'top_k' && gateway !== undefined) dropped.add('top_k');
+    // A client's own output_config (format, ...) keeps the gateway's effort beside its keys; its own effort wins.
+    else if (key === 'output_config' && isJsonObject(value) && isJsonObject(out.output_config)) out.output_config = { ...out.output_config, ...value };
     else out[key] = value;
   }
   const stream = body.stream === true;

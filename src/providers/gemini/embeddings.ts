@@ -2,7 +2,7 @@
 import { GatewayError } from '../../errors.js';
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import { floatsToBase64 } from '../float-base64.js';
-import { malformed, UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type UpstreamRequest, type UpstreamTarget } from '../types.js';
+import { malformed, UpstreamFailureError, type EmbeddingRequestBody, type ParsedResponse, type TranslatedRequest, type UpstreamTarget } from '../types.js';
 import { readGeminiErrorObject } from './errors.js';
 import { geminiHeaders, geminiModelPath, geminiModelResource } from './endpoint.js';
 
@@ -19,7 +19,7 @@ function inputTexts(input: unknown): string[] {
   });
 }
 
-export function buildGeminiEmbeddingRequest(body: EmbeddingRequestBody, target: UpstreamTarget): UpstreamRequest {
+export function buildGeminiEmbeddingRequest(body: EmbeddingRequestBody, target: UpstreamTarget): TranslatedRequest {
   const model = geminiModelResource(target.upstreamModel);
   const extra: JsonObject = {};
   if (typeof body.dimensions === 'number') extra.outputDimensionality = body.dimensions;

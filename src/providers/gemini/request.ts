@@ -18,7 +18,7 @@
 import { isJsonObject, type JsonObject } from '../../json-object.js';
 import { nativeFields } from '../convention-fields.js';
 import { thinkingBudget } from '../reasoning-budget.js';
-import type { ChatRequestBody, UpstreamRequest, UpstreamTarget } from '../types.js';
+import type { ChatRequestBody, TranslatedRequest, UpstreamTarget } from '../types.js';
 import { toGeminiContents } from './contents.js';
 import { geminiHeaders, geminiModelPath } from './endpoint.js';
 import { toGeminiSchema } from './schema.js';
@@ -126,7 +126,7 @@ function toolChoice(choice: unknown): ToolChoice | undefined {
   return { config: { mode: 'AUTO' }, declare: new Set(names) };
 }
 
-export function buildGeminiChatRequest(body: ChatRequestBody, target: UpstreamTarget): UpstreamRequest {
+export function buildGeminiChatRequest(body: ChatRequestBody, target: UpstreamTarget): TranslatedRequest {
   const dropped: string[] = DROPPED.filter((field) => body[field] !== undefined);
   const { contents, systemInstruction } = toGeminiContents(body.messages, dropped);
   const out: JsonObject = { contents };

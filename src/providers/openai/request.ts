@@ -2,7 +2,7 @@
 // (and, on streams, `stream_options.include_usage` forced on so the final chunk carries exact usage).
 // Where the request goes is the endpoint's business (OpenAI vs. Azure); its credential, the transport's.
 import { isJsonObject } from '../../json-object.js';
-import type { ChatRequestBody, EmbeddingRequestBody, UpstreamRequest, UpstreamTarget } from '../types.js';
+import type { ChatRequestBody, EmbeddingRequestBody, TranslatedRequest, UpstreamTarget } from '../types.js';
 
 export type OpenAIOperation = 'chat/completions' | 'embeddings';
 
@@ -24,7 +24,7 @@ export function buildOpenAIChatRequest(
   body: ChatRequestBody,
   target: UpstreamTarget,
   endpoint: OpenAIEndpoint = OPENAI_ENDPOINT,
-): UpstreamRequest {
+): TranslatedRequest {
   const upstreamBody: Record<string, unknown> = { ...body, model: target.upstreamModel };
   const stream = body.stream === true;
   if (stream) {
@@ -43,7 +43,7 @@ export function buildOpenAIEmbeddingRequest(
   body: EmbeddingRequestBody,
   target: UpstreamTarget,
   endpoint: OpenAIEndpoint = OPENAI_ENDPOINT,
-): UpstreamRequest {
+): TranslatedRequest {
   return {
     method: 'POST',
     path: endpoint.path(target, 'embeddings'),

@@ -8,14 +8,16 @@
 // $0.001 for each agent), and each agent run once per key with a temp HOME, bounded by a timeout. Then
 // Codex once more on a chat-only model (the mock OpenAI-compatible upstream, which serves only chat
 // completions: the Responses → chat translation, ADR 0044), whose answer is a tool call first, then, once
-// the tool's output comes back, text — a two-request tool loop; and Codex on Claude (the mock Anthropic
+// the tool's output comes back, text — a two-request tool loop; Codex on Claude (the mock Anthropic
 // upstream through the Responses → Anthropic translation, ADR 0045), the same loop with thinking, whose
-// envelope Codex echoes on its second request.
+// envelope Codex echoes on its second request. Claude Code likewise on a chat-only model
+// (the Messages → chat translation, ADR 0043): the upstream calls its Bash tool, Claude Code (told it may
+// use Bash without asking) runs it and sends the result, the upstream answers in text.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentBinaries, readmeSetup, CLAUDE_BACKGROUND_MODEL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_CLAUDE_MODEL, CODEX_CLAUDE_UPSTREAM, CODEX_MODEL, type AgentBinaries, type AgentFacts, type AgentRun, type UpstreamCall } from '../../support/agent-clis.js';
+import { agentBinaries, readmeSetup, CLAUDE_BACKGROUND_MODEL, CLAUDE_CHAT_MODEL, CLAUDE_MODEL, CODEX_CHAT_MODEL, CODEX_CLAUDE_MODEL, CODEX_CLAUDE_UPSTREAM, CODEX_MODEL, type AgentBinaries, type AgentFacts, type AgentRun, type UpstreamCall } from '../../support/agent-clis.js';
 import { stopGateway, startGateway, type GatewayProcess, type KeyAudit } from '../../support/gateway-process.js';
 import { ledgerKinds, usageRows } from '../../support/ledger-check.js';
 import { anthropicDefault, anthropicUsageFor, ANTHROPIC_MOCK_KEY, ANTHROPIC_THINKING, signatureFor, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
@@ -71,6 +73,10 @@ models:
     upstreams: [{ provider: anthropic, model: ${CLAUDE_BACKGROUND_MODEL} }]
     price: { input: 1, output: 5, cached_input: 0.1, cache_write: 1.25, cache_write_1h: 2 }
     max_output_tokens: 64000
+  ${CLAUDE_CHAT_MODEL}:
+    upstreams: [{ provider: local, model: ${CLAUDE_CHAT_UPSTREAM} }]
+    price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }
+    max_output_tokens: 16384
   ${CODEX_MODEL}:
     upstreams: [{ provider: openai, model: ${CODEX_MODEL} }]
     price: { input: ${TEST_PRICES.input}, output: ${TEST_PRICES.output}, cached_input: ${TEST_PRICES.cachedInput} }
@@ -148,6 +154,7 @@ function upstreamCall(req: ReceivedRequest, reported: Map<ReceivedRequest, Json>
     thinkingBudget: typeof req.body?.thinking?.budget_tokens === 'number' ? req.body.thinking.budget_tokens : null,
     toolResultIds: messagesOf(req.body).flatMap((m) => (m?.role === 'tool' && typeof m.tool_call_id === 'string' ? [m.tool_call_id] : [])),
     toolCallIds: messagesOf(req.body).flatMap((m) => (Array.isArray(m?.tool_calls) ? m.tool_calls.map((c: Json) => String(c?.id)) : [])),
+    toolResults: toolResultsOf(req.body),
     ...(req.body?.model === CODEX_CLAUDE_UPSTREAM ? { anthropic: anthropicFacts(req.body) } : {}),
   };
 }
@@ -193,6 +200,12 @@ function execToolUse(req: ReceivedRequest): MockReply | undefined {
   return { sse: events.map((event) => ({ event: String(event.type), data: JSON.stringify(event) })) };
 }
 
+/** A chat request's tool messages: the call each answers and its text (a string, or the text of its parts). */
+function toolResultsOf(body: Json): Array<{ id: string; text: string }> {
+  const textOf = (content: Json): string => (typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: Json) => (typeof p?.text === 'string' ? p.text : '')).join('') : '');
+  return messagesOf(body).flatMap((m) => (m?.role === 'tool' ? [{ id: String(m.tool_call_id), text: textOf(m.content) }] : []));
+}
+
 /** The command the chat model asks Codex to run, and the call's id. */
 const TOOL_COMMAND = 'echo tollgate-tool-ran';
 const TOOL_CALL_ID = 'call_codex_exec_1';
@@ -204,6 +217,22 @@ function execCall(req: ReceivedRequest): MockReply | undefined {
   const offered = Array.isArray(body?.tools) && body.tools.some((tool: Json) => tool?.function?.name === 'exec_command');
   if (!offered || messagesOf(body).some((m) => m?.role === 'tool')) return undefined;
   const spec = { model: body.model, usage: defaultUsageFor(body), toolCalls: [{ id: TOOL_CALL_ID, name: 'exec_command', arguments: { cmd: TOOL_COMMAND } }] };
+  return body.stream === true ? sseFromChunks(chatChunks({ ...spec, usageMode: body.stream_options?.include_usage ? 'final-chunk' : 'none' })) : { json: chatCompletion(spec) };
+}
+
+/** The chat upstream model behind CLAUDE_CHAT_MODEL, and the Bash call it makes Claude Code run (an id chat and Messages both accept). */
+const CLAUDE_CHAT_UPSTREAM = 'Qwen/Qwen3-Coder-480B-A35B-Instruct';
+const BASH_CALL_ID = 'call_claude_bash_1';
+/** Prints `tollgate-tool-ran`, a text the command itself does not contain: only a run of it puts that in the tool result. */
+const BASH_COMMAND = "printf 'tollgate-tool-%s\\n' ran";
+
+/** A chat answer calling Claude Code's Bash tool when the request offers it and carries no tool result yet. */
+function bashCall(req: ReceivedRequest): MockReply | undefined {
+  const body = req.body as Json;
+  const offered = Array.isArray(body?.tools) && body.tools.some((tool: Json) => tool?.function?.name === 'Bash');
+  if (!offered || messagesOf(body).some((m) => m?.role === 'tool')) return undefined;
+  const call = { id: BASH_CALL_ID, name: 'Bash', arguments: { command: BASH_COMMAND, description: 'Print the Tollgate marker' } };
+  const spec = { model: body.model, usage: defaultUsageFor(body), toolCalls: [call] };
   return body.stream === true ? sseFromChunks(chatChunks({ ...spec, usageMode: body.stream_options?.include_usage ? 'final-chunk' : 'none' })) : { json: chatCompletion(spec) };
 }
 
@@ -335,6 +364,25 @@ const codexClaude = (anthropic: MockAnthropic): Agent => ({
   },
 });
 
+/**
+ * Claude Code on the chat-only model: the README's variables with both model names set to it (its "Claude
+ * Code on a chat-only model": nothing else changes), and `--allowedTools Bash` so that `-p`, which never
+ * prompts, may run the Bash call the model makes.
+ */
+const claudeChat = (chat: MockUpstream): Agent => ({
+  name: 'claude-chat',
+  upstream: chat,
+  command: (bins, gw, secret, home) => {
+    const models = { ANTHROPIC_MODEL: CLAUDE_CHAT_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL: CLAUDE_CHAT_MODEL };
+    return {
+      file: bins.claude,
+      args: ['-p', 'Run the marker command and tell me what it printed', '--allowedTools', 'Bash'],
+      env: { ...baseEnv(home), ...claudeEnvFor(gw, secret), ...models, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+      setup: Object.entries({ ...claudeEnvFor(gw, '<key>'), ...models }).map(([name, value]) => `${name}=${value}`).join(' '),
+    };
+  },
+});
+
 const AGENTS = (anthropic: MockAnthropic, responses: MockResponses): Agent[] => [
   {
     name: 'claude',
@@ -420,7 +468,8 @@ async function main(): Promise<AgentFacts> {
     anthropic.handle(noteUsage(reported, (req) => execToolUse(req) ?? anthropicDefault(anthropic, req)));
     responses.handle(noteUsage(reported, (req) => mockDefault(responses, req)));
     // A call of Codex's exec_command (a harmless echo) until a tool result comes back, then the mock's default text.
-    chat.handle(noteUsage(reported, (req) => execCall(req) ?? defaultReply(req)));
+    // For Claude Code, a call of its Bash tool (the same echo) until the tool result comes back.
+    chat.handle(noteUsage(reported, (req) => execCall(req) ?? bashCall(req) ?? defaultReply(req)));
     // At debug, every request the CLIs make is logged (HEAD / included), never a header or a body.
     gw = await startGateway({ config: config(anthropic, responses, chat), env: { TOLLGATE_LOG_LEVEL: 'debug' } });
     const keys: string[] = [];
@@ -431,6 +480,7 @@ async function main(): Promise<AgentFacts> {
     }
     runs.push(await runAgent(codexChat(chat), FUNDED, bins, gw, reported, keys));
     runs.push(await runAgent(codexClaude(anthropic), FUNDED, bins, gw, reported, keys));
+    runs.push(await runAgent(claudeChat(chat), FUNDED, bins, gw, reported, keys));
     return { interfaces: found, gatewayLogs: gw.logs.filter((line) => /"level":(40|50|60)/.test(line)), runs };
   } finally {
     await anthropic.close();

@@ -42,6 +42,31 @@ describe('messages → chat completions: the request', () => {
     assert.equal(chat({ system: 'Be brief.' }).messages[0].content, 'Be brief.');
   });
 
+  test("a system message inside messages (Claude Code's reminders to a model it does not know) stays a system message at its place", () => {
+    const body = chat({
+      system: 'You are Claude Code.',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Run it' }] },
+        { role: 'system', content: 'Available agent types: ...' },
+        { role: 'system', content: [{ type: 'text', text: 'Skills: ...', cache_control: { type: 'ephemeral' } }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'Bash', input: { command: 'ls' } }] },
+        { role: 'system', content: 'A reminder between the call and its result' },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'a.txt' }, { type: 'text', text: 'and then?' }] },
+      ],
+    });
+    assert.deepEqual(body.messages, [
+      { role: 'system', content: 'You are Claude Code.' },
+      { role: 'user', content: 'Run it' },
+      { role: 'system', content: 'Available agent types: ...' },
+      { role: 'system', content: 'Skills: ...' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'a.txt' },
+      { role: 'system', content: 'A reminder between the call and its result' },
+      { role: 'user', content: 'and then?' },
+    ], 'chat wants tool results right after the calls: the reminder follows them');
+    assert.throws(() => chat({ messages: [{ role: 'user', content: 'Hi' }, { role: 'developer', content: 'x' }] }), (e: unknown) => e instanceof GatewayError && /expected 'user', 'assistant' or 'system'/.test(e.message));
+  });
+
   test('images become image_url parts (a data URI for base64, the URL as given); a PDF a file part; a text document text', () => {
     const body = chat({
       messages: [

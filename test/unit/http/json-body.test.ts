@@ -1,9 +1,11 @@
-// The JSON body parser's nesting limit: counted levels, the boundary, and no stack growth on deep input.
+// The JSON body parser's nesting limit: counted levels, the boundary, and no stack growth on deep input;
+// the ordinary body parsed without Fastify's parser, and every body with a suspect key still judged by it;
+// the bytes kept for a native cell only when they are valid UTF-8.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { FastifyRequest } from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { GatewayError } from '../../../src/errors.js';
-import { depthLimitedJsonParser, MAX_JSON_DEPTH, nestsDeeperThan, type JsonBodyParser } from '../../../src/http/json-body.js';
+import { depthLimitedJsonParser, keepingBytes, MAX_JSON_DEPTH, nestsDeeperThan, type JsonBodyParser } from '../../../src/http/json-body.js';
 
 /** `levels` containers, alternating objects and arrays, the outermost an object. */
 function nested(levels: number): object {
@@ -75,5 +77,69 @@ describe('depthLimitedJsonParser', () => {
     const syntax = run(depthLimitedJsonParser(plainParse), '{"a":');
     assert.ok(syntax.error instanceof SyntaxError);
     assert.deepEqual(run(depthLimitedJsonParser(plainParse, 1), '"text"'), { error: null, value: 'text' });
+  });
+});
+
+describe("depthLimitedJsonParser's own parse", () => {
+  const fastifyParse = Fastify().getDefaultJsonParser('error', 'error') as JsonBodyParser;
+
+  function run(body: string, parse = fastifyParse): { error: Error | null; value: unknown; delegated: boolean } {
+    let delegated = false;
+    const spy: JsonBodyParser = (request, text, done) => {
+      delegated = true;
+      parse(request, text, done);
+    };
+    let result: { error: Error | null; value: unknown } | undefined;
+    depthLimitedJsonParser(spy)({} as FastifyRequest, body, (error, value) => (result = { error, value }));
+    assert.ok(result, 'answered synchronously');
+    return { ...result, delegated };
+  }
+
+  test('an ordinary body never reaches the wrapped parser', () => {
+    assert.deepEqual(run('{"model":"m","messages":[{"role":"user","content":"constructor __proto__"}]}'), {
+      error: null,
+      value: { model: 'm', messages: [{ role: 'user', content: 'constructor __proto__' }] },
+      delegated: false,
+    });
+  });
+
+  test("a __proto__ or constructor key, anywhere, goes to Fastify's parser, which decides as before", () => {
+    const refused = (body: string) => {
+      const result = run(body);
+      assert.ok(result.delegated, body);
+      assert.equal((result.error as { code?: string } | null)?.code, 'FST_ERR_CTP_INVALID_JSON_BODY', body);
+    };
+    refused('{"a":[{"__proto__":{"admin":true}}]}');
+    refused('{"\\u005f_proto__":{}}');
+    refused('{"x":{"constructor":{"prototype":{}}}}');
+    assert.deepEqual(run('{"constructor":"a string is harmless"}'), { error: null, value: { constructor: 'a string is harmless' }, delegated: true });
+  });
+
+  test("what V8 cannot parse (empty, invalid, a byte-order mark) gets the wrapped parser's answer", () => {
+    assert.ok(run('').delegated);
+    assert.equal((run('') as { error: { code?: string } }).error.code, 'FST_ERR_CTP_EMPTY_JSON_BODY');
+    assert.ok(run('{"a":').error);
+    assert.deepEqual(run('\ufeff{"a":1}'), { error: null, value: { a: 1 }, delegated: true });
+  });
+});
+
+describe('keepingBytes', () => {
+  function read(bytes: Buffer): { request: FastifyRequest; text: string } {
+    const request = {} as FastifyRequest;
+    let text = '';
+    keepingBytes((_request, body, done) => {
+      text = body;
+      done(null, undefined);
+    })(request, bytes, () => {});
+    return { request, text };
+  }
+
+  test('keeps valid UTF-8 with the text read from it; invalid UTF-8 is decoded as before and not kept', () => {
+    const valid = read(Buffer.from('{"text":"café"}'));
+    assert.equal(valid.request.rawBytes?.bytes.toString('utf8'), '{"text":"café"}');
+    assert.deepEqual(JSON.parse(valid.text), { text: 'café' });
+    const invalid = read(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]));
+    assert.equal(invalid.request.rawBytes, undefined);
+    assert.equal(invalid.text, '{"a":"\ufffd"}');
   });
 });

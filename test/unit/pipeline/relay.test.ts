@@ -163,7 +163,7 @@ describe('a streamed answer', () => {
     assert.equal(row.usageSource, 'upstream');
     assert.equal(row.cost, cost);
     assert.equal(audit.cached.balance, BALANCE - cost);
-    const upstreamBody = JSON.parse(sent[0]!.body!) as Record<string, unknown>;
+    const upstreamBody = JSON.parse(sent[0]!.body as string) as Record<string, unknown>;
     assert.deepEqual(upstreamBody.stream_options, { include_usage: true });
   });
 

@@ -340,6 +340,80 @@ describe('buildAnthropicChatRequest: reasoning_effort', () => {
   });
 });
 
+describe('buildAnthropicChatRequest: reasoning_effort on Claude ≥ 4.6 (adaptive thinking, ADR 0046)', () => {
+  const on = (upstreamModel: string): UpstreamTarget => ({ ...target(), upstreamModel });
+  const ADAPTIVE = { type: 'adaptive', display: 'summarized' };
+
+  test('maps effort to adaptive thinking + output_config.effort, never budget_tokens, for 4.6+ ids', () => {
+    for (const model of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-7', 'claude-haiku-4-7-20260301', 'claude-sonnet-4-6-20260101', 'claude-opus-5', 'claude-sonnet-5-1', 'anthropic.claude-opus-4-6-v1', 'claude-opus-4.7']) {
+      for (const [effort, sent] of [
+        ['minimal', 'low'],
+        ['low', 'low'],
+        ['medium', 'medium'],
+        ['high', 'high'],
+        ['xhigh', 'high'],
+        ['max', 'high'],
+      ] as const) {
+        const out = build({ reasoning_effort: effort, max_tokens: 32_000 }, on(model)).sent;
+        assert.deepEqual(out.thinking, ADAPTIVE, `${model} ${effort}`);
+        assert.deepEqual(out.output_config, { effort: sent }, `${model} ${effort}`);
+        assert.ok(!JSON.stringify(out).includes('budget_tokens'), model);
+      }
+    }
+  });
+
+  test('older and unversioned ids keep the token budget', () => {
+    for (const model of ['claude-sonnet-4-5', 'claude-opus-4-5-20251101', 'claude-opus-4-1', 'claude-opus-4-20250514', 'claude-sonnet-4-0', 'claude-3-7-sonnet-20250219', 'claude-latest', 'my-claude']) {
+      const out = build({ reasoning_effort: 'medium', max_tokens: 32_000 }, on(model)).sent;
+      assert.deepEqual(out.thinking, { type: 'enabled', budget_tokens: 4096 }, model);
+      assert.equal(out.output_config, undefined, model);
+    }
+  });
+
+  test('none, an unknown effort or no effort leave thinking and effort off; a small max_tokens does not', () => {
+    for (const extra of [{ reasoning_effort: 'none' }, { reasoning_effort: 'extreme' }, {}]) {
+      const out = build(extra, on('claude-opus-4-7')).sent;
+      assert.equal(out.thinking, undefined);
+      assert.equal(out.output_config, undefined);
+    }
+    assert.deepEqual(build({ reasoning_effort: 'low', max_tokens: 500 }, on('claude-opus-4-7')).sent.thinking, ADAPTIVE);
+  });
+
+  test('drops temperature and top_k with adaptive thinking, as with a budget', () => {
+    const { sent, request } = build({ reasoning_effort: 'low', temperature: 0.2, top_k: 5 }, on('claude-opus-4-7'));
+    assert.equal(sent.temperature, undefined);
+    assert.equal(sent.top_k, undefined);
+    assert.deepEqual(request.dropped, ['temperature', 'top_k']);
+  });
+
+  test('continuing a tool call without echoed thinking_blocks leaves thinking off', () => {
+    const { sent, request } = build(
+      {
+        reasoning_effort: 'high',
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 't1', content: 'sunny' },
+        ],
+      },
+      on('claude-sonnet-4-6'),
+    );
+    assert.equal(sent.thinking, undefined);
+    assert.equal(sent.output_config, undefined);
+    assert.deepEqual(request.dropped, ['reasoning_effort']);
+  });
+
+  test("a client's native thinking wins; its own output_config keeps the gateway's effort beside its keys", () => {
+    const native = build({ reasoning_effort: 'high', thinking: { type: 'adaptive' } }, on('claude-opus-4-7'));
+    assert.deepEqual(native.sent.thinking, { type: 'adaptive' });
+    assert.equal(native.sent.output_config, undefined);
+    assert.deepEqual(native.request.dropped, ['reasoning_effort']);
+    const format = { type: 'json_schema', schema: { type: 'object' } };
+    assert.deepEqual(build({ reasoning_effort: 'medium', output_config: { format } }, on('claude-opus-4-7')).sent.output_config, { effort: 'medium', format });
+    assert.deepEqual(build({ reasoning_effort: 'medium', output_config: { effort: 'max' } }, on('claude-opus-4-7')).sent.output_config, { effort: 'max' });
+  });
+});
+
 describe('buildAnthropicChatRequest: JSON mode', () => {
   test('json_schema becomes a forced json_response tool with the schema as input_schema', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };

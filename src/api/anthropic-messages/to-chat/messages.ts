@@ -2,7 +2,10 @@
 // system message. A user turn's tool_result blocks become `tool` messages — first, as chat requires them
 // right after the assistant's tool calls — and the rest of the turn one user message (with any image a
 // tool returned: a tool message carries text only). An assistant turn's text and tool_use blocks become
-// one assistant message with `tool_calls`; its thinking is dropped (thinking.ts says why).
+// one assistant message with `tool_calls`; its thinking is dropped (thinking.ts says why). A `system`
+// message inside `messages` (Claude Code sends its reminders so to models it does not know) stays a
+// system message at its place — chat takes one anywhere — except between tool calls and their results,
+// which chat requires adjacent: there it follows the results.
 import { GatewayError } from '../../../errors.js';
 import { isJsonObject, type JsonObject } from '../../../json-object.js';
 import { partsContent, toolResultContent, userPart } from './content.js';
@@ -77,20 +80,38 @@ function assistantMessage(content: unknown, dropped: Set<string>): JsonObject | 
   return message;
 }
 
+/** Splices system messages in after the tool messages a user turn opens with (chat wants those first). */
+function afterToolResults(turn: JsonObject[], pending: JsonObject[]): JsonObject[] {
+  const tools = turn.findIndex((message) => message.role !== 'tool');
+  const at = tools < 0 ? turn.length : tools;
+  return [...turn.slice(0, at), ...pending, ...turn.slice(at)];
+}
+
+const callsTools = (message: JsonObject | undefined): boolean => message?.role === 'assistant' && Array.isArray(message.tool_calls);
+
 /** The chat messages of a Messages request: its system text, then each turn. */
 export function chatMessages(system: unknown, messages: readonly JsonObject[], dropped: Set<string>): JsonObject[] {
   const out: JsonObject[] = [];
   const instructions = systemText(system, dropped);
   if (instructions !== undefined) out.push({ role: 'system', content: instructions });
+  let pending: JsonObject[] = [];
   messages.forEach((message, index) => {
-    if (message.role === 'user') out.push(...userMessages(message.content, index, dropped));
-    else if (message.role === 'assistant') {
+    if (message.role === 'user') {
+      out.push(...afterToolResults(userMessages(message.content, index, dropped), pending));
+      pending = [];
+    } else if (message.role === 'assistant') {
       const turn = assistantMessage(message.content, dropped);
       if (turn) out.push(turn);
+    } else if (message.role === 'system') {
+      const text = systemText(message.content, dropped);
+      if (text === undefined) return;
+      if (callsTools(out.at(-1)) || pending.length > 0) pending.push({ role: 'system', content: text });
+      else out.push({ role: 'system', content: text });
     } else {
-      throw new GatewayError('invalid_request', { param: `messages[${index}].role`, message: `Invalid 'messages[${index}].role': expected 'user' or 'assistant'.` });
+      throw new GatewayError('invalid_request', { param: `messages[${index}].role`, message: `Invalid 'messages[${index}].role': expected 'user', 'assistant' or 'system'.` });
     }
   });
+  out.push(...pending);
   // A conversation whose every turn carried nothing chat can take still asks something.
   if (!out.some((message) => message.role !== 'system')) out.push({ role: 'user', content: '' });
   return out;

@@ -7,14 +7,16 @@
 // forwards unchanged:
 //  - reasoning items whose envelope verifies → the original thinking blocks, before that turn's text and
 //    tool_use (a tampered or foreign envelope is dropped);
-//  - reasoning.effort → Claude ≥ 4.6: `thinking: {type: "adaptive"}` + `output_config.effort` (4.7+ rejects
-//    a budget); older Claude: the adapter's `budget_tokens` mapping of reasoning_effort. Thinking stays off
-//    when the turn being continued called tools with no thinking restored (Anthropic would refuse it);
+//  - reasoning.effort → Claude ≥ 4.6: `thinking: {type: "adaptive", display: "summarized"}` +
+//    `output_config.effort`, the chat path's ids and effort mapping (providers/anthropic/adaptive-thinking.ts,
+//    ADR 0046; 4.7+ rejects a budget); older Claude: the adapter's `budget_tokens` mapping of
+//    reasoning_effort. Thinking stays off when the turn being continued called tools with no thinking
+//    restored (Anthropic would refuse it);
 //  - text.format json_schema → `output_config.format`;
 //  - prompt_cache_key → a top-level `cache_control: {type: "ephemeral"}`: the whole prompt is cached, so a
 //    Codex session's later turns read it at the cache price.
 import { isJsonObject, type JsonObject } from '../../../json-object.js';
-import { anthropicEffort, takesAdaptiveThinking } from '../../../providers/anthropic/adaptive-thinking.js';
+import { adaptiveEffort, adaptiveThinking, takesAdaptiveThinking } from '../../../providers/anthropic/adaptive-thinking.js';
 import { continuesToolUseWithoutThinking } from '../../../providers/anthropic/request.js';
 import type { ChatTranslation } from '../../../providers/kinds.js';
 import type { Candidate } from '../../../routing/resolve-route.js';
@@ -39,12 +41,12 @@ export function anthropicChatRequestOf(body: ResponsesBody, candidate: Candidate
 
   if (takesAdaptiveThinking(candidate.target.upstreamModel)) {
     delete out.reasoning_effort;
-    const effort = anthropicEffort(isJsonObject(body.reasoning) ? body.reasoning.effort : undefined);
+    const effort = adaptiveEffort(isJsonObject(body.reasoning) ? body.reasoning.effort : undefined);
     if (effort !== undefined) {
       if (continuesToolUseWithoutThinking(chat.body.messages)) {
         dropped.add('reasoning.effort');
       } else {
-        out.thinking = { type: 'adaptive' };
+        out.thinking = adaptiveThinking();
         outputConfig.effort = effort;
         // Anthropic refuses a temperature other than 1 with thinking.
         if (out.temperature !== undefined) dropped.add('temperature');

@@ -106,7 +106,7 @@ describe('responses → anthropic: the request', () => {
   test('reasoning effort: adaptive thinking + output_config.effort for claude-opus-4-7 and sonnet-4-6, a budget for sonnet-4-5', () => {
     for (const model of ['claude-opus-4-7', 'claude-sonnet-4-6', 'claude-sonnet-4-6-20260101']) {
       const out = upstream({ input: 'Hi', reasoning: { effort: 'high', summary: 'auto' }, temperature: 0.5 }, model);
-      assert.deepEqual(out.thinking, { type: 'adaptive' }, model);
+      assert.deepEqual(out.thinking, { type: 'adaptive', display: 'summarized' }, model);
       assert.deepEqual(out.output_config, { effort: 'high' }, model);
       assert.equal(out.temperature, undefined);
       assert.equal(JSON.stringify(out).includes('budget_tokens'), false);
@@ -117,6 +117,10 @@ describe('responses → anthropic: the request', () => {
     assert.equal(old.output_config, undefined);
     assert.equal(upstream({ input: 'Hi' }).thinking, undefined, 'no effort, no thinking');
     assert.equal(upstream({ input: 'Hi', reasoning: { effort: 'none' } }).thinking, undefined);
+    // The chat path's mapping (ADR 0046): the highest effort every adaptive model accepts is `high`.
+    for (const [effort, sent] of [['minimal', 'low'], ['xhigh', 'high'], ['max', 'high']]) {
+      assert.deepEqual(upstream({ input: 'Hi', reasoning: { effort } }, 'claude-opus-4-7').output_config, { effort: sent }, effort);
+    }
     assert.deepEqual(
       ['claude-opus-4-7', 'claude-sonnet-4-6', 'claude-opus-4-20250514', 'claude-sonnet-4-5-20250929', 'claude-3-7-sonnet-20250219', 'claude-opus-5'].map(takesAdaptiveThinking),
       [true, true, false, false, false, true],
@@ -196,7 +200,7 @@ describe('responses → anthropic: the reasoning envelope', () => {
     const out = upstream({ tools: [FN], reasoning: { effort: 'medium' }, input: history(sealed) });
     assert.deepEqual(out.messages[1].content[0], THINKING);
     assert.equal(out.messages[1].content[1].type, 'tool_use');
-    assert.deepEqual(out.thinking, { type: 'adaptive' });
+    assert.deepEqual(out.thinking, { type: 'adaptive', display: 'summarized' });
     const tampered = sealed.slice(0, 10) + (sealed[10] === 'A' ? 'B' : 'A') + sealed.slice(11);
     const dropped = upstream({ tools: [FN], reasoning: { effort: 'medium' }, input: history(tampered) });
     assert.deepEqual(
