@@ -76,7 +76,11 @@ export function jsonBytes(bytes: Buffer): { readonly text: string; readonly read
   const escapedAt: number[] = [];
   const added: number[] = [];
   let extra = 0;
+  const most = Math.max(256, bytes.length >>> 5);
   while (at !== -1) {
+    // Mostly non-ASCII text (a prompt in another script, random bytes): escaping would make the text up to
+    // six times longer and the arrays above as long as the body — Node's decoder is the cheaper way there.
+    if (starts.length > most) return decodedUtf8(bytes);
     const lead = bytes[at]!;
     const length = lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
     starts.push(at);
@@ -105,6 +109,16 @@ export function jsonBytes(bytes: Buffer): { readonly text: string; readonly read
   }
   out.set(bytes.subarray(from), to);
   return { text: out.toString('latin1'), read: { bytes, byteOffset: offsetsAfter(escapedAt, added) } };
+}
+
+/**
+ * `bytes` decoded as UTF-8 the ordinary way (a two-byte string when any character is non-ASCII), each
+ * text offset mapped back by measuring the text before it: done for a few offsets only (the `model` span),
+ * and this map keeps the text alive, which such a body's bytes would not need otherwise.
+ */
+function decodedUtf8(bytes: Buffer): { readonly text: string; readonly read: JsonBytes } {
+  const text = bytes.toString('utf8');
+  return { text, read: { bytes, byteOffset: (offset) => Buffer.byteLength(text.slice(0, offset), 'utf8') } };
 }
 
 /** The byte offsets of a text whose escapes start at `escapedAt`, each adding `added` characters so far. */

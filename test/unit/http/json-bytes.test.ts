@@ -46,6 +46,18 @@ describe('jsonBytes', () => {
     }
   });
 
+  test('a body mostly of non-ASCII text is decoded the ordinary way (no escapes), its offsets still mapped to the bytes', () => {
+    const prose = '日本語のテキスト — ' .repeat(20_000);
+    const bytes = Buffer.from(JSON.stringify({ model: 'm', text: prose, tail: 'é' }));
+    const { text, read } = jsonBytes(bytes);
+    assert.equal(text, bytes.toString('utf8'), 'the UTF-8 decoding itself');
+    for (const member of topLevelMembers(text)!) {
+      const cut = bytes.subarray(read.byteOffset(member.value.start), read.byteOffset(member.value.end)).toString('utf8');
+      assert.equal(cut, text.slice(member.value.start, member.value.end), member.key);
+    }
+    assert.equal(read.byteOffset(text.length), bytes.length);
+  });
+
   test('the recorded agent bodies read the same as their UTF-8 decoding', () => {
     for (const name of ['claude-code-2.1.197-turn1.json', 'claude-code-2.1.197-turn2.json', 'codex-0.171.0-turn1.json', 'codex-0.171.0-turn2.json']) {
       const bytes = readFileSync(new URL(`../../fixtures/agents/${name}`, import.meta.url));
