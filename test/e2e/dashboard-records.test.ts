@@ -226,7 +226,9 @@ describe('dashboard: every request on record', { skip }, () => {
     await page.goBack();
     await page.locator('[data-all-requests]').click();
     await page.locator('table.usage tbody tr').first().waitFor();
-    assert.equal(await page.locator('select[name=key_id]').inputValue(), key.id);
+    // The key filter shows the key once the key list behind its options has loaded (after the rows, at times).
+    const filter = page.locator('select[name=key_id]');
+    assert.ok(await waitFor(async () => (await filter.inputValue()) === key.id, 5000), `the key filter names the key (${await filter.inputValue()})`);
     await page.locator(`[data-page-rows="${(await apiRows(`&key_id=${key.id}`)).length}"]`).waitFor();
 
     // A key that does not exist: the API's message.
