@@ -90,6 +90,23 @@ function show(t: TestContext, run: AgentRun): void {
   for (const [name, text] of [['stdout', run.stdout], ['stderr', run.stderr]] as const) if (text.trim()) t.diagnostic(`${name}: ${text.trim().slice(-2000)}`);
 }
 
+/**
+ * Each usage row of `run` costs exactly one of `expected` (the price of the usage its upstream reported,
+ * in nano-dollars), and the ledger moved by exactly their sum: spent up, balance down, nothing held,
+ * cached balances equal to those derived from the entries. Returns the sum.
+ */
+function assertChargedExactly(run: AgentRun, expected: number[]): number {
+  const charged = run.rows.map((row) => usdToNano(row.cost));
+  assert.deepEqual([...charged].sort((a, b) => a - b), [...expected].sort((a, b) => a - b), 'each row costs the price of the usage its upstream reported');
+  const total = expected.reduce((a, b) => a + b, 0);
+  assert.ok(total > 0);
+  assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
+  assert.equal(run.before.balance - run.after.balance, total, 'the balance fell by exactly the reported usage');
+  assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
+  assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived, 'cached balances == derived from entries');
+  return total;
+}
+
 const reason = skipReason();
 
 describe('the real claude -p and codex exec through the gateway', { skip: reason }, () => {
@@ -142,18 +159,9 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
       }
       assert.deepEqual(new Set(run.rows.map((r) => r.session_id)), new Set(run.upstream.map((c) => c.sessionInBody)), "the rows carry the CLI's session id");
       const expected = run.upstream.map((call) => agent.price(call.reportedUsage));
-      const charged = run.rows.map((row) => usdToNano(row.cost));
-      assert.deepEqual([...charged].sort((a, b) => a - b), [...expected].sort((a, b) => a - b), 'each row costs the price of the usage its upstream reported');
-      const total = expected.reduce((a, b) => a + b, 0);
-      assert.ok(total > 0);
-      t.diagnostic(`charged ${total} nano-dollars for ${run.upstream.length} request(s)`);
-
-      // The ledger: exactly that captured, nothing held, cached balances equal to those derived from the entries.
-      assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
-      assert.equal(run.before.balance - run.after.balance, total, 'the balance fell by exactly the reported usage');
+      const total = assertChargedExactly(run, expected);
       assert.equal(run.after.captures, run.upstream.length);
-      assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
-      assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived, 'cached balances == derived from entries');
+      t.diagnostic(`charged ${total} nano-dollars for ${run.upstream.length} request(s)`);
     });
 
     if (agent.name === 'claude') {
@@ -167,9 +175,7 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
           assert.ok(call.maxTokens !== null && call.maxTokens < 32_000, `max_tokens lowered from 32000 (${call.maxTokens})`);
           if (call.thinkingBudget !== null) assert.ok(call.thinkingBudget < call.maxTokens, 'the thinking budget fits inside the new max_tokens');
         }
-        const expected = run.upstream.reduce((total, call) => total + agent.price(call.reportedUsage), 0);
-        assert.equal(run.before.balance - run.after.balance, expected, 'charged exactly the reported usage');
-        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
+        assertChargedExactly(run, run.upstream.map((call) => agent.price(call.reportedUsage)));
         assert.ok(run.after.balance >= 0);
       });
     }
@@ -215,18 +221,9 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
           const usage = call.reportedUsage as Json;
           return chatCostNano(usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
         });
-        assert.deepEqual(
-          run.rows.map((row) => usdToNano(row.cost)).sort((a, b) => a - b),
-          [...expected].sort((a, b) => a - b),
-          'each row costs the price of the usage its upstream reported',
-        );
-        const total = expected.reduce((a, b) => a + b, 0);
+        const total = assertChargedExactly(run, expected);
         const tokens = run.upstream.reduce((sum, call) => ({ input: sum.input + (call.reportedUsage as Json).prompt_tokens, output: sum.output + (call.reportedUsage as Json).completion_tokens }), { input: 0, output: 0 });
         t.diagnostic(`claude -p on a chat-only model: ${run.upstream.length} turns (model requests), ${tokens.input} input + ${tokens.output} output tokens, ${total} nano-dollars ($${total / 1e9}), session ${[...sessions][0]}`);
-        assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
-        assert.equal(run.before.balance - run.after.balance, total, 'the balance fell by exactly the reported usage');
-        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
-        assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived, 'cached balances == derived from entries');
       });
     }
 
@@ -258,16 +255,8 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
           const usage = call.reportedUsage as Json;
           return chatCostNano(usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
         });
-        assert.deepEqual(
-          run.rows.map((row) => usdToNano(row.cost)).sort((a, b) => a - b),
-          [...expected].sort((a, b) => a - b),
-          'each row costs the price of the usage its upstream reported',
-        );
-        const total = expected.reduce((a, b) => a + b, 0);
+        const total = assertChargedExactly(run, expected);
         t.diagnostic(`codex on a chat-only model: ${run.upstream.length} requests, ${total} nano-dollars`);
-        assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
-        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
-        assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived);
       });
 
       test('codex exec on Claude (Responses → Anthropic): a tool loop with thinking, its envelope echoed and restored, cached; charged exactly the Anthropic usage', (t) => {
@@ -298,16 +287,8 @@ describe('the real claude -p and codex exec through the gateway', { skip: reason
         assert.deepEqual(second!.anthropic!.thinkingSignatures, [signatureFor(ANTHROPIC_THINKING)]);
         for (const row of run.rows) assert.deepEqual([row.endpoint, row.status, row.usage_source, row.model], ['responses', 200, 'upstream', CODEX_CLAUDE_MODEL]);
         const expected = run.upstream.map((call) => claudeCostNano(call.reportedUsage as Json));
-        assert.deepEqual(
-          run.rows.map((row) => usdToNano(row.cost)).sort((a, b) => a - b),
-          [...expected].sort((a, b) => a - b),
-          'each row costs the price of the usage its upstream reported',
-        );
-        const total = expected.reduce((a, b) => a + b, 0);
+        const total = assertChargedExactly(run, expected);
         t.diagnostic(`codex on Claude: ${run.upstream.length} requests, ${total} nano-dollars`);
-        assert.equal(run.after.spent - run.before.spent, total, 'spent grew by exactly the reported usage');
-        assert.deepEqual([run.after.held, run.after.activeHolds], [0, 0], 'no hold left');
-        assert.deepEqual({ balance: run.after.balance, held: run.after.held, spent: run.after.spent }, run.after.derived);
       });
     }
 
