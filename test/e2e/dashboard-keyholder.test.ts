@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { call, postChat, type Json } from '../support/e2e.js';
+import { call, postChat, waitFor, type Json } from '../support/e2e.js';
 import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
 import { usdToNano } from '../support/money.js';
 import { mockConfig, startGateway, stopGateway, type CreatedKey, type GatewayProcess } from '../support/gateway-process.js';
@@ -63,7 +63,10 @@ describe('dashboard: the key holder', { skip }, () => {
     assert.equal(await page.locator('[data-nav]').count(), 0, 'no operator pages for a key holder');
     await page.selectOption('select[aria-label=Range]', 'hour');
     // The daily chart stays until the hourly data arrive.
-    await page.waitForFunction("JSON.parse(document.querySelector('[data-chart=spend]').getAttribute('data-values'))[0].length === 24");
+    // Polled from the test, not with page.waitForFunction: a string predicate that must be polled is
+    // evaluated with eval, which the dashboard's CSP (script-src 'self') refuses.
+    const spendValues = async () => JSON.parse((await page.locator('[data-chart=spend]').getAttribute('data-values'))!) as number[][];
+    assert.ok(await waitFor(async () => (await spendValues())[0]!.length === 24, 5000), 'the hourly chart arrives');
     const hourly = JSON.parse((await page.locator('[data-chart=spend]').getAttribute('data-values'))!) as number[][];
     assert.equal(hourly[0]!.length, 24, 'by hour: the last 24 hours');
     assert.equal(hourly[0]!.reduce((n, v) => n + usdToNano(v), 0), usdToNano(info.usage));
