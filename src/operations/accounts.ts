@@ -8,6 +8,8 @@ import { formatUsd, MAX_NANO, MAX_USD, nanoToUsd, type Nano } from '../billing/m
 import { GatewayError } from '../errors.js';
 import { generateAccountId, generateAccountToken, hashKeySecret, keyPrefix } from '../keys/secret.js';
 import type { AccountChange, AccountPageQuery, AccountRecord, AccountStatus, Credit, CreditOutcome, Store } from '../storage/types.js';
+import type { Config } from '../config/types.js';
+import { allowedModelsOf } from './allowed-models.js';
 import { usdAmount } from './amount-input.js';
 import type { AccountJson } from './json-types.js';
 import { budgetOf, periodOf } from './limits-input.js';
@@ -44,6 +46,16 @@ export interface AccountInput {
   readonly budget?: unknown;
   readonly budget_period?: unknown;
   readonly metadata?: unknown;
+  /** The models the account token may give its own keys: model ids or '*' (the default). */
+  readonly allowed_models?: unknown;
+}
+
+function allowListOf(value: unknown, config: Config) {
+  if (value === '*') return '*' as const;
+  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string')) {
+    throw new GatewayError('invalid_request', { param: 'allowed_models', message: "Invalid 'allowed_models': expected a list of model ids, or \"*\"." });
+  }
+  return allowedModelsOf(value as string[], config);
 }
 
 /** The budget fields of an input: a budget needs its period (`month` when it is given alone). */
@@ -54,8 +66,9 @@ function budgetChange(input: AccountInput): Pick<AccountChange, 'budget' | 'budg
   return change;
 }
 
-export async function createAccount(store: Store, input: AccountInput, options: CreditOptions = {}): Promise<AccountRecord> {
+export async function createAccount(store: Store, config: Config, input: AccountInput, options: CreditOptions = {}): Promise<AccountRecord> {
   const name = nameOf(input.name);
+  const allowedModels = input.allowed_models === undefined ? '*' : allowListOf(input.allowed_models, config);
   const balance = input.balance === undefined ? 0 : usdAmount('balance', input.balance, { allowZero: true });
   const budget = budgetChange(input);
   const metadata = input.metadata === undefined ? undefined : metadataOf(input.metadata);
@@ -68,12 +81,14 @@ export async function createAccount(store: Store, input: AccountInput, options: 
     now,
     limits: { budget: budget.budget ?? null, budgetPeriod: budget.budgetPeriod ?? (budget.budget != null ? 'month' : null) },
     ...(metadata ? { metadata } : {}),
+    allowedModels,
   });
 }
 
 /** Changes the fields given (one statement), after checking every one of them. */
-export async function updateAccount(store: Store, id: string, input: AccountInput & { readonly status?: unknown }): Promise<AccountRecord> {
+export async function updateAccount(store: Store, config: Config, id: string, input: AccountInput & { readonly status?: unknown }): Promise<AccountRecord> {
   const change: AccountChange = {
+    ...(input.allowed_models !== undefined ? { allowedModels: allowListOf(input.allowed_models, config) } : {}),
     ...(input.name !== undefined ? { name: nameOf(input.name) } : {}),
     ...(input.status !== undefined ? { status: statusOf(input.status)! } : {}),
     ...(input.metadata !== undefined ? { metadata: metadataOf(input.metadata) } : {}),
@@ -186,6 +201,7 @@ export function accountObject(account: AccountRecord, now = Date.now()): Account
     budget_period: budget === null ? null : period,
     budget_used: budget === null ? null : nanoToUsd(spentInPeriod + account.held),
     budget_resets_at: budget === null ? null : new Date(nextPeriodStart(now, period)).toISOString(),
+    allowed_models: account.allowedModels === '*' ? '*' : [...account.allowedModels],
     token_prefix: account.tokenPrefix,
     metadata: account.metadata,
     created_at: account.createdAt,

@@ -77,6 +77,8 @@ export type AccountJson = {
   budget_period: 'day' | 'week' | 'month' | null;
   budget_used: number | null;
   budget_resets_at: string | null;
+  /** The models the account token may give its own keys. */
+  allowed_models: string[] | '*';
   /** The first characters of the self-service token (tga-...); null: none issued. */
   token_prefix: string | null;
   metadata: Record<string, string>;

@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.js';
 import { generateKeyId, generateKeySecret, hashKeySecret, keyPrefix } from '../keys/secret.js';
 import type { AllowedModels, KeyChange, KeyRecord, Store } from '../storage/types.js';
 import { requireAccount } from './accounts.js';
+import { allowedModelsOf } from './allowed-models.js';
 import { toLimitsPatch, type LimitsInput } from './limits-input.js';
 import { metadataOf } from './metadata-input.js';
 
@@ -42,19 +43,6 @@ export async function requireKey(store: Store, id: string): Promise<KeyRecord> {
   const key = await store.keys.get(id);
   if (!key) throw new GatewayError('key_not_found', { message: `No key with id ${id}.` });
   return key;
-}
-
-/** Model ids must be configured ones; '*' allows every model. */
-export function allowedModelsOf(models: readonly string[] | '*', config: Config): AllowedModels {
-  if (models === '*') return '*';
-  const unknown = models.filter((id) => !config.models.has(id));
-  if (unknown.length > 0) {
-    throw new GatewayError('invalid_request', {
-      param: 'allowed_models',
-      message: `Unknown model(s) ${unknown.join(', ')}; configured: ${[...config.models.keys()].join(', ')}.`,
-    });
-  }
-  return [...new Set(models)];
 }
 
 const MAX_NAME_LENGTH = 200;
