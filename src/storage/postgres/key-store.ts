@@ -16,7 +16,7 @@ import {
   type LimitsPatch,
   type NewKey,
 } from '../types.js';
-import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditKeyRow } from '../credit-check.js';
+import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditAccountRow } from '../credit-check.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 import { KeyLookupBatcher } from './key-lookup-batcher.js';
 import { RecentKeys } from './recent-keys.js';
@@ -145,9 +145,9 @@ export class PostgresKeyStore implements KeyStore {
     // The key row is locked first, as every ledger write does, so the row read (balance, status) is the
     // one updated: a revoke waits for this commit, or this waits for the revoke's and reads it.
     const outcome = await inTransaction(this.pool, async (client): Promise<CreditOutcome> => {
-      const { rows } = await client.query<CreditKeyRow>('SELECT balance, held, status FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
+      const { rows } = await client.query<CreditAccountRow>('SELECT balance, held, status FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
       const entry = rows[0] ? await client.query(CREDIT_ENTRY_EXISTS('$1', '$2'), [credit.requestId, credit.kind]) : undefined;
-      const refusal = creditRefusal(rows[0], (entry?.rowCount ?? 0) > 0, credit);
+      const refusal = creditRefusal(rows[0], undefined, (entry?.rowCount ?? 0) > 0, credit);
       if (refusal) return refusal;
       const inserted = await client.query(
         `INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES ($1, $2, $3, $4, $5, $6)

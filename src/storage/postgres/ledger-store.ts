@@ -93,7 +93,7 @@ export class PostgresLedgerStore implements LedgerStore {
     if (result.o === 'admitted') return { admitted: true };
     // What a second INSERT of the same primary key would have said: a request id is never reused.
     if (result.o === 'conflict') throw new Error(`a hold for request ${hold.requestId} already exists`);
-    return refusalOf(keyRowOf(result), hold.amount, hold.now, hold.budget);
+    return refusalOf(keyRowOf(result), undefined /* PostgreSQL accounts: in progress */, hold.amount, hold.now, hold.budget);
   }
 
   async settle(settlement: Settlement): Promise<SettleResult> {
@@ -129,7 +129,7 @@ export class PostgresLedgerStore implements LedgerStore {
       usage: null,
     });
     if (result.o !== 'refused') return { outcome: result.o as Exclude<RenewOutcome['outcome'], 'refused'> };
-    return { outcome: 'refused', refusal: refusalOf(keyRowOf(result), result.a ?? 0, renewal.now, renewal.budget) };
+    return { outcome: 'refused', refusal: refusalOf(keyRowOf(result), undefined /* PostgreSQL accounts: in progress */, result.a ?? 0, renewal.now, renewal.budget) };
   }
 
   async growHold(growth: HoldGrowth): Promise<GrowOutcome> {
@@ -145,7 +145,7 @@ export class PostgresLedgerStore implements LedgerStore {
       usage: null,
     });
     if (result.o !== 'refused') return { outcome: result.o as Exclude<GrowOutcome['outcome'], 'refused'> };
-    return { outcome: 'refused', refusal: refusalOf(keyRowOf(result), growth.amount, growth.now, growth.budget) };
+    return { outcome: 'refused', refusal: refusalOf(keyRowOf(result), undefined /* PostgreSQL accounts: in progress */, growth.amount, growth.now, growth.budget) };
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {
@@ -184,7 +184,7 @@ export class PostgresLedgerStore implements LedgerStore {
       this.pool,
       async (client): Promise<LedgerAudit> => {
         const cached = (await client.query<Figures>('SELECT balance, held, spent FROM api_keys WHERE id = $1', [keyId])).rows[0];
-        const derived = (await client.query<Figures>(SHARED_SQL.derivedFigures('$1'), [keyId])).rows[0]!;
+        const derived = (await client.query<Figures>(SHARED_SQL.derivedAccountFigures('$1'), [keyId])).rows[0]!;
         const active = (await client.query<{ n: number }>("SELECT COUNT(*)::bigint AS n FROM holds WHERE key_id = $1 AND status = 'active'", [keyId])).rows[0]!;
         const zero = { balance: 0, held: 0, spent: 0 };
         return { cached: cached ?? zero, derived: cached ? derived : zero, activeHolds: active.n };

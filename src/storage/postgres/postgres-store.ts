@@ -14,6 +14,8 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
   let closed: Promise<void> | undefined;
   const ledger = new PostgresLedgerStore(pool);
   return {
+    // PostgreSQL accounts: in progress (the accounts-pg branch).
+    accounts: undefined as unknown as Store['accounts'],
     keys: new PostgresKeyStore(pool),
     ledger,
     usage: new PostgresUsageStore(pool),
