@@ -30,6 +30,17 @@ export const ERROR_REGISTRY = {
     type: 'insufficient_quota',
     message: "The key's spend cap for this period does not cover the hold for this request.",
   },
+  // Accounts (docs/adr/0047-accounts.md): the key's lifetime cap, and an account the operator suspended.
+  credit_limit_reached: {
+    status: 402,
+    type: 'insufficient_quota',
+    message: "The key's credit limit does not cover the hold for this request.",
+  },
+  account_suspended: {
+    status: 402,
+    type: 'insufficient_quota',
+    message: "The key's account is suspended: it cannot be charged.",
+  },
   // The admin API and CLI: a revoked key's balance is frozen — no top-up or adjustment (ADR 0032).
   key_revoked: {
     status: 409,

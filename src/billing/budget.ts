@@ -16,6 +16,12 @@ export function budgetWindowOf(key: KeyRecord, defaults: LimitsConfig, now: numb
   return { limit: key.limits.budget ?? defaults.budget, periodStart: periodStart(now, budgetPeriodOf(key, defaults)) };
 }
 
+/** The account's budget window: its own budget and period (`month` when unset), counted like a key's. */
+export function accountBudgetWindowOf(key: KeyRecord, now: number): BudgetWindow {
+  const limits = key.account.limits;
+  return { limit: limits.budget, periodStart: periodStart(now, limits.budgetPeriod ?? 'month') };
+}
+
 export interface BudgetStatus {
   readonly limit: Nano | null;
   /** Captured in the current period plus active holds. */
@@ -33,10 +39,10 @@ export function budgetStatusOf(key: KeyRecord, defaults: LimitsConfig, now: numb
 
 const PERIOD_NAMES: Readonly<Record<BudgetPeriod, string>> = { day: 'daily', week: 'weekly', month: 'monthly' };
 
-export function budgetExceededError(limit: Nano, used: Nano, hold: Nano, resetsAt: number, period: BudgetPeriod): GatewayError {
+export function budgetExceededError(limit: Nano, used: Nano, hold: Nano, resetsAt: number, period: BudgetPeriod, whose: 'key' | 'account' = 'key'): GatewayError {
   const resets = new Date(resetsAt).toISOString();
   return new GatewayError('budget_exceeded', {
-    message: `Budget exceeded: this request needs a hold of $${formatUsd(hold)} but the key has used $${formatUsd(used)} of its $${formatUsd(limit)} ${PERIOD_NAMES[period]} budget, which resets at ${resets}.`,
+    message: `Budget exceeded: this request needs a hold of $${formatUsd(hold)} but the ${whose === 'key' ? 'key' : "key's account"} has used $${formatUsd(used)} of its $${formatUsd(limit)} ${PERIOD_NAMES[period]} budget, which resets at ${resets}.`,
     metadata: { budget: nanoToUsd(limit), used: nanoToUsd(used), resets_at: resets },
   });
 }

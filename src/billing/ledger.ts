@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { BillingConfig, LimitsConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Admission, KeyRecord, LedgerStore, ReleaseOutcome, RenewOutcome, SettleResult, UsageRecord } from '../storage/types.js';
-import { budgetWindowOf } from './budget.js';
+import { accountBudgetWindowOf, budgetWindowOf } from './budget.js';
 import type { Nano } from './money.js';
 
 /** Settlement retries: about 3 s in all, well inside any hold's TTL. */
@@ -34,7 +34,7 @@ export class Ledger {
     }
   }
 
-  /** Atomic admission against the key's balance and budget (a refusal says which). */
+  /** Atomic admission against the key's caps and its account's balance and budget (a refusal says which). */
   async hold(key: KeyRecord, requestId: string, amount: Nano): Promise<Admission> {
     const now = Date.now();
     try {
@@ -45,6 +45,7 @@ export class Ledger {
         now,
         expiresAt: now + this.billing.holdTtlSeconds * 1000,
         budget: budgetWindowOf(key, this.limits, now),
+        accountBudget: accountBudgetWindowOf(key, now),
       }));
     } catch (error) {
       // During an outage every request would add this line: the outage's one warn line says it instead.
@@ -61,7 +62,7 @@ export class Ledger {
   async settle(key: KeyRecord, requestId: string, cost: Nano, usage: UsageRecord): Promise<SettleResult | 'failed'> {
     const result = await this.persist(() => {
       const now = Date.now();
-      return this.store.settle({ requestId, cost, usage, now, budget: budgetWindowOf(key, this.limits, now) });
+      return this.store.settle({ requestId, cost, usage, now, budget: budgetWindowOf(key, this.limits, now), accountBudget: accountBudgetWindowOf(key, now) });
     });
     if (result === 'failed') {
       this.log.error({ requestId, cost, usage }, 'ledger: settlement failed; the hold will expire');
@@ -106,7 +107,7 @@ export class Ledger {
       for (let attempt = 0; attempt < 2; attempt++) {
         const now = Date.now();
         const budget = budgetWindowOf(key, this.limits, now);
-        const result = await this.store.growHold({ requestId, amount, now, budget });
+        const result = await this.store.growHold({ requestId, amount, now, budget, accountBudget: accountBudgetWindowOf(key, now) });
         if (result.outcome === 'grown') return true;
         if (result.outcome !== 'expired') return false;
         const renewed = await this.renew(key, requestId);
@@ -124,7 +125,8 @@ export class Ledger {
     const now = Date.now();
     try {
       const budget = budgetWindowOf(key, this.limits, now);
-      const result = await this.timed(() => this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now, budget }));
+      const accountBudget = accountBudgetWindowOf(key, now);
+      const result = await this.timed(() => this.store.renewHold({ requestId, expiresAt: now + this.billing.holdTtlSeconds * 1000, now, budget, accountBudget }));
       if (result.outcome === 'readmitted') this.log.warn({ requestId }, 'ledger: the hold had expired while its request ran; admitted again');
       if (result.outcome === 'refused') this.log.warn({ requestId, reason: result.refusal.reason }, 'ledger: the hold had expired and the key no longer covers it');
       return result;

@@ -179,7 +179,7 @@ export type UsageJson = {
   first_token_ms: number | null;
 };
 
-export type UsageGroupingJson = 'key' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
+export type UsageGroupingJson = 'key' | 'account' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
 
 /** One row of a usage summary: the totals of one group. */
 export type UsageTotalsJson = {
@@ -218,7 +218,9 @@ export type LedgerEntryJson = {
   /** Insertion order. */
   id: number;
   object: 'ledger_entry';
-  key_id: string;
+  account_id: string;
+  /** null: the account's own top-up or adjustment. */
+  key_id: string | null;
   /** topup and adjust move the balance; hold and release move what is held; capture charges a request. */
   kind: 'topup' | 'adjust' | 'hold' | 'capture' | 'release';
   /** Positive, except an adjustment that takes credit away. */

@@ -60,7 +60,7 @@ async function applyCredit(store: Store, outcome: CreditOutcome, id: string, amo
 export async function topUpKey(store: Store, id: string, amount: unknown, note?: unknown, options: CreditOptions = {}): Promise<KeyRecord> {
   const nano = usdAmount('amount', amount, { allowZero: false });
   const credit = { keyId: id, kind: 'topup', amount: nano, note: noteOf('note', note, false) } as const;
-  const outcome = await store.keys.credit({ ...credit, requestId: options.requestId ?? `topup_${randomUUID()}`, now: options.now ?? Date.now() });
+  const outcome = await store.accounts.credit({ ...credit, requestId: options.requestId ?? `topup_${randomUUID()}`, now: options.now ?? Date.now() });
   return applyCredit(store, outcome, id, nano, 'a top-up');
 }
 
@@ -71,7 +71,7 @@ export async function topUpKey(store: Store, id: string, amount: unknown, note?:
 export async function adjustKey(store: Store, id: string, amount: unknown, reason: unknown, options: CreditOptions = {}): Promise<KeyRecord> {
   const nano = usdAmount('amount', amount, { allowZero: false, allowNegative: true });
   const credit = { keyId: id, kind: 'adjust', amount: nano, note: noteOf('reason', reason, true) } as const;
-  const outcome = await store.keys.credit({ ...credit, requestId: options.requestId ?? `adjust_${randomUUID()}`, now: options.now ?? Date.now() });
+  const outcome = await store.accounts.credit({ ...credit, requestId: options.requestId ?? `adjust_${randomUUID()}`, now: options.now ?? Date.now() });
   return applyCredit(store, outcome, id, nano, 'an adjustment');
 }
 
@@ -79,6 +79,7 @@ export function ledgerEntryJson(entry: LedgerEntry): LedgerEntryJson {
   return {
     id: entry.id,
     object: 'ledger_entry',
+    account_id: entry.accountId,
     key_id: entry.keyId,
     kind: entry.kind,
     amount: nanoToUsd(entry.amount),

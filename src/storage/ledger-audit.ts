@@ -12,7 +12,7 @@ export interface AuditQuery {
 }
 
 type Rows = Array<Record<string, unknown>>;
-const CHECKS = ['figures', 'held', 'holds', 'captures', 'orphans', 'stale'] as const;
+const CHECKS = ['figures', 'accountFigures', 'held', 'accountSums', 'holds', 'captures', 'orphans', 'stale'] as const;
 export type AuditQueries = Record<(typeof CHECKS)[number], AuditQuery>;
 export type AuditRows = Record<(typeof CHECKS)[number], Rows>;
 
@@ -35,17 +35,30 @@ export function auditQueries(scope: AuditScope): AuditQueries {
   const byKey = filter('k.id', scope);
   const byHoldKey = filter('h.key_id', scope);
   const byEntryKey = filter('e.key_id', scope);
+  const byAccountOfKey =
+    scope.keyId === undefined ? { sql: '', params: [] } : { sql: ' AND a.id = (SELECT account_id FROM api_keys WHERE id = ?)', params: [scope.keyId] };
   return {
-    // 1. Cached balance / held / spent on the key equal the values derived from its append-only entries.
+    // 1. Cached held / spent on the key equal the values derived from its append-only entries.
     figures: {
-      sql: `SELECT k.id AS key_id, k.balance, k.held, k.spent,
-       CAST(COALESCE(SUM(CASE e.kind WHEN 'topup' THEN e.amount WHEN 'adjust' THEN e.amount WHEN 'capture' THEN -e.amount ELSE 0 END), 0) AS BIGINT) AS d_balance,
+      sql: `SELECT k.id AS key_id, k.held, k.spent,
        CAST(COALESCE(SUM(CASE e.kind WHEN 'hold' THEN e.amount WHEN 'release' THEN -e.amount ELSE 0 END), 0) AS BIGINT) AS d_held,
        CAST(COALESCE(SUM(CASE e.kind WHEN 'capture' THEN e.amount ELSE 0 END), 0) AS BIGINT) AS d_spent
      FROM api_keys k LEFT JOIN ledger_entries e ON e.key_id = k.id
      WHERE 1 = 1${byKey.sql}
-     GROUP BY k.id, k.balance, k.held, k.spent ORDER BY k.id`,
+     GROUP BY k.id, k.held, k.spent ORDER BY k.id`,
       params: byKey.params,
+    },
+    // 1b. Cached balance / held / spent on the account equal the values derived from its entries (the
+    // key's account only, when auditing one key).
+    accountFigures: {
+      sql: `SELECT a.id AS account_id, a.balance, a.held, a.spent,
+       CAST(COALESCE(SUM(CASE e.kind WHEN 'topup' THEN e.amount WHEN 'adjust' THEN e.amount WHEN 'capture' THEN -e.amount ELSE 0 END), 0) AS BIGINT) AS d_balance,
+       CAST(COALESCE(SUM(CASE e.kind WHEN 'hold' THEN e.amount WHEN 'release' THEN -e.amount ELSE 0 END), 0) AS BIGINT) AS d_held,
+       CAST(COALESCE(SUM(CASE e.kind WHEN 'capture' THEN e.amount ELSE 0 END), 0) AS BIGINT) AS d_spent
+     FROM accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
+     WHERE 1 = 1${byAccountOfKey.sql}
+     GROUP BY a.id, a.balance, a.held, a.spent ORDER BY a.id`,
+      params: byAccountOfKey.params,
     },
     // 2. The key's held equals the sum of its active holds.
     held: {
@@ -53,6 +66,14 @@ export function auditQueries(scope: AuditScope): AuditQueries {
      FROM api_keys k LEFT JOIN holds h ON h.key_id = k.id AND h.status = 'active'
      WHERE 1 = 1${byKey.sql} GROUP BY k.id, k.held ORDER BY k.id`,
       params: byKey.params,
+    },
+    // 2b. The account's held and spent equal the sums of its keys' (every capture and hold is a key's).
+    accountSums: {
+      sql: `SELECT a.id AS account_id, a.held, a.spent,
+       CAST(COALESCE(SUM(k.held), 0) AS BIGINT) AS keys_held, CAST(COALESCE(SUM(k.spent), 0) AS BIGINT) AS keys_spent
+     FROM accounts a LEFT JOIN api_keys k ON k.account_id = a.id
+     WHERE 1 = 1${byAccountOfKey.sql} GROUP BY a.id, a.held, a.spent ORDER BY a.id`,
+      params: byAccountOfKey.params,
     },
     // 3. Every hold ends exactly once (see violationsFrom).
     holds: {
@@ -91,11 +112,37 @@ export function auditQueries(scope: AuditScope): AuditQueries {
 export function violationsFrom(rows: AuditRows): LedgerViolation[] {
   const out: LedgerViolation[] = [];
   for (const row of rows.figures) {
-    for (const field of ['balance', 'held', 'spent'] as const) {
+    for (const field of ['held', 'spent'] as const) {
       const cached = n(row[field]);
       const derived = n(row[`d_${field}`]);
       if (cached !== derived) {
         out.push({ check: 'cached_balance', keyId: str(row.key_id), requestId: null, detail: `cached ${field} ${cached} != ${derived} derived from the ledger entries (nano-dollars)` });
+      }
+    }
+  }
+  for (const row of rows.accountFigures) {
+    for (const field of ['balance', 'held', 'spent'] as const) {
+      const cached = n(row[field]);
+      const derived = n(row[`d_${field}`]);
+      if (cached !== derived) {
+        out.push({
+          check: 'account_cached_balance',
+          keyId: str(row.account_id),
+          requestId: null,
+          detail: `account ${str(row.account_id)}: cached ${field} ${cached} != ${derived} derived from its ledger entries (nano-dollars)`,
+        });
+      }
+    }
+  }
+  for (const row of rows.accountSums) {
+    for (const field of ['held', 'spent'] as const) {
+      if (n(row[field]) !== n(row[`keys_${field}`])) {
+        out.push({
+          check: 'account_vs_keys',
+          keyId: str(row.account_id),
+          requestId: null,
+          detail: `account ${str(row.account_id)}: ${field} ${n(row[field])} != ${n(row[`keys_${field}`])}, the sum of its keys' ${field}`,
+        });
       }
     }
   }

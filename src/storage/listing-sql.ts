@@ -2,8 +2,10 @@
 // filtered and paged in creation order, a key's ledger entries and usage rows newest first, usage totals
 // by group, and the multi-field key update. Pages are keyset cursors on an immutable, unique order, so a
 // walk sees each row at most once however many rows arrive meanwhile (docs/adr/0016-admin-api.md).
-import { limitsAssignments, serialiseAllowList } from './rows.js';
+import { KEY_FROM, limitsAssignments, serialiseAllowList } from './rows.js';
 import type {
+  AccountChange,
+  AccountPageQuery,
   EntryPageQuery,
   KeyChange,
   KeyPageQuery,
@@ -54,21 +56,56 @@ function likePrefix(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** Keys (with their accounts: KEY_COLUMNS) filtered and paged. */
 export function keyPageSql(columns: string, query: KeyPageQuery, placeholder: Placeholder): Statement {
   const c = new Conditions(placeholder);
+  if (query.status) c.add((p) => `k.status = ${p}`, query.status);
+  if (query.accountId) c.add((p) => `k.account_id = ${p}`, query.accountId);
+  if (query.namePrefix) c.add((p) => `k.name LIKE ${p} ESCAPE '\\'`, likePrefix(query.namePrefix));
+  if (query.after) {
+    const { createdAt, id } = query.after;
+    c.parts.push(`(k.created_at > ${c.push(createdAt)} OR (k.created_at = ${c.push(createdAt)} AND k.id > ${c.push(id)}))`);
+  }
+  const limit = c.next();
+  return { sql: `SELECT ${columns} FROM ${KEY_FROM} ${c.where} ORDER BY k.created_at, k.id LIMIT ${limit}`, values: [...c.values, query.limit] };
+}
+
+/** Accounts filtered and paged in creation order; personal accounts only when asked. */
+export function accountPageSql(columns: string, query: AccountPageQuery, placeholder: Placeholder): Statement {
+  const c = new Conditions(placeholder);
   if (query.status) c.add((p) => `status = ${p}`, query.status);
+  if (!query.includePersonal) c.parts.push('personal = 0');
   if (query.namePrefix) c.add((p) => `name LIKE ${p} ESCAPE '\\'`, likePrefix(query.namePrefix));
   if (query.after) {
     const { createdAt, id } = query.after;
     c.parts.push(`(created_at > ${c.push(createdAt)} OR (created_at = ${c.push(createdAt)} AND id > ${c.push(id)}))`);
   }
   const limit = c.next();
-  return { sql: `SELECT ${columns} FROM api_keys ${c.where} ORDER BY created_at, id LIMIT ${limit}`, values: [...c.values, query.limit] };
+  return { sql: `SELECT ${columns} FROM accounts ${c.where} ORDER BY created_at, id LIMIT ${limit}`, values: [...c.values, query.limit] };
+}
+
+/** The assignments of an AccountChange (null when nothing changes); the account id is the last value. */
+export function accountUpdateSql(id: string, change: AccountChange, placeholder: Placeholder): Statement | null {
+  const parts: string[] = [];
+  const values: unknown[] = [];
+  const set = (column: string, value: unknown) => {
+    values.push(value);
+    parts.push(`${column} = ${placeholder(values.length)}`);
+  };
+  if (change.name !== undefined) set('name', change.name);
+  if (change.status !== undefined) set('status', change.status);
+  if (change.budget !== undefined) set('budget', change.budget);
+  if (change.budgetPeriod !== undefined) set('budget_period', change.budgetPeriod);
+  if (change.metadata !== undefined) set('metadata', JSON.stringify(change.metadata));
+  if (parts.length === 0) return null;
+  values.push(id);
+  return { sql: `UPDATE accounts SET ${parts.join(', ')} WHERE id = ${placeholder(values.length)}`, values };
 }
 
 export interface EntryRow {
   id: number;
-  key_id: string;
+  account_id: string;
+  key_id: string | null;
   request_id: string;
   kind: LedgerEntryKind;
   amount: number;
@@ -78,22 +115,25 @@ export interface EntryRow {
 
 export function entryPageSql(query: EntryPageQuery, placeholder: Placeholder): Statement {
   const c = new Conditions(placeholder);
-  c.add((p) => `key_id = ${p}`, query.keyId);
+  if (query.keyId !== undefined) c.add((p) => `key_id = ${p}`, query.keyId);
+  if (query.accountId !== undefined) c.add((p) => `account_id = ${p}`, query.accountId);
+  if (query.keyId === undefined && query.accountId === undefined) throw new Error('entryPageSql: a key or an account is required');
   if (query.beforeId !== undefined) c.add((p) => `id < ${p}`, query.beforeId);
   const limit = c.next();
   return {
-    sql: `SELECT id, key_id, request_id, kind, amount, created_at, note FROM ledger_entries ${c.where} ORDER BY id DESC LIMIT ${limit}`,
+    sql: `SELECT id, account_id, key_id, request_id, kind, amount, created_at, note FROM ledger_entries ${c.where} ORDER BY id DESC LIMIT ${limit}`,
     values: [...c.values, query.limit],
   };
 }
 
 export function ledgerEntryOf(row: EntryRow): LedgerEntry {
-  return { id: row.id, keyId: row.key_id, requestId: row.request_id, kind: row.kind, amount: row.amount, createdAt: row.created_at, note: row.note };
+  return { id: row.id, accountId: row.account_id, keyId: row.key_id, requestId: row.request_id, kind: row.kind, amount: row.amount, createdAt: row.created_at, note: row.note };
 }
 
 function usageConditions(filter: UsageFilter, placeholder: Placeholder): Conditions {
   const c = new Conditions(placeholder);
   if (filter.keyId !== undefined) c.add((p) => `key_id = ${p}`, filter.keyId);
+  if (filter.accountId !== undefined) c.add((p) => `key_id IN (SELECT id FROM api_keys WHERE account_id = ${p})`, filter.accountId);
   if (filter.model !== undefined) c.add((p) => `model = ${p}`, filter.model);
   if (filter.provider !== undefined) c.add((p) => `provider = ${p}`, filter.provider);
   if (filter.status !== undefined) addStatusCondition(c, filter.status);
@@ -126,6 +166,8 @@ export function usagePageSql(query: UsagePageQuery, seq: string, placeholder: Pl
 const HOUR_MS = 3_600_000;
 const GROUP_EXPRESSIONS: Record<UsageGrouping, string> = {
   key: 'key_id',
+  // A key never changes account, so its rows' account is its current one.
+  account: '(SELECT account_id FROM api_keys WHERE api_keys.id = usage_records.key_id)',
   model: 'model',
   provider: 'provider',
   endpoint: 'endpoint',

@@ -1,15 +1,43 @@
 // Row shapes shared by every dialect: the same columns in SQLite and PostgreSQL (money and times as
 // integers; the allow-list and the attempts as JSON text), and their mapping to the storage records.
 import type { BudgetPeriod } from '../billing/budget-period.js';
-import type { AllowedModels, Attempt, BudgetWindow, KeyLimits, KeyMetadata, KeyRecord, LimitsPatch, Refusal, UsageEndpoint, UsageRecord, UsageSource } from './types.js';
+import type {
+  AccountLimits,
+  AccountRecord,
+  AccountStatus,
+  AllowedModels,
+  Attempt,
+  BudgetWindow,
+  KeyAccount,
+  KeyLimits,
+  KeyMetadata,
+  KeyRecord,
+  LimitsPatch,
+  Refusal,
+  RefusalReason,
+  UsageEndpoint,
+  UsageRecord,
+  UsageSource,
+} from './types.js';
 
 export interface KeyRow {
   id: string;
   name: string;
   prefix: string;
-  balance: number;
   held: number;
   spent: number;
+  account_id: string;
+  credit_limit: number | null;
+  a_name: string;
+  a_balance: number;
+  a_held: number;
+  a_spent: number;
+  a_status: AccountStatus;
+  a_budget: number | null;
+  a_budget_period: BudgetPeriod | null;
+  a_budget_spent: number;
+  a_budget_period_start: number;
+  a_personal: number | boolean;
   allowed_models: string;
   status: 'active' | 'revoked';
   created_at: string;
@@ -25,8 +53,78 @@ export interface KeyRow {
   clamp_max_tokens: number;
 }
 
+/** A key's columns and its account's, read together from KEY_FROM (`k` the key, `a` its account). */
 export const KEY_COLUMNS =
-  'id, name, prefix, balance, held, spent, allowed_models, status, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at, budget_spent, budget_period_start, metadata, clamp_max_tokens';
+  'k.id, k.name, k.prefix, k.held, k.spent, k.allowed_models, k.status, k.created_at, k.rpm, k.tpm, k.max_concurrent, k.budget, k.budget_period, ' +
+  'k.expires_at, k.budget_spent, k.budget_period_start, k.metadata, k.clamp_max_tokens, k.account_id, k.credit_limit, a.name AS a_name, ' +
+  'a.balance AS a_balance, a.held AS a_held, a.spent AS a_spent, a.status AS a_status, a.budget AS a_budget, a.budget_period AS a_budget_period, ' +
+  'a.budget_spent AS a_budget_spent, a.budget_period_start AS a_budget_period_start, a.personal AS a_personal';
+
+/** The personal account of a key made without one: 'acct_' + the key id's hex (migration 11 names them so too). */
+export function personalAccountId(keyId: string): string {
+  return `acct_${keyId.startsWith('key_') ? keyId.slice(4) : keyId}`;
+}
+
+export const KEY_FROM = 'api_keys k JOIN accounts a ON a.id = k.account_id';
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  balance: number;
+  held: number;
+  spent: number;
+  status: AccountStatus;
+  budget: number | null;
+  budget_period: BudgetPeriod | null;
+  budget_spent: number;
+  budget_period_start: number;
+  metadata: string;
+  personal: number | boolean;
+  token_prefix: string | null;
+  created_at: string;
+}
+
+export const ACCOUNT_COLUMNS =
+  'id, name, balance, held, spent, status, budget, budget_period, budget_spent, budget_period_start, metadata, personal, token_prefix, created_at';
+
+const NO_ACCOUNT_LIMITS: AccountLimits = Object.freeze({ budget: null, budgetPeriod: null });
+
+function accountLimitsOf(budget: number | null, period: BudgetPeriod | null): AccountLimits {
+  return budget === null && period === null ? NO_ACCOUNT_LIMITS : { budget: budget === null ? null : Number(budget), budgetPeriod: period };
+}
+
+export function accountRecordOf(row: AccountRow): AccountRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    balance: Number(row.balance),
+    held: Number(row.held),
+    spent: Number(row.spent),
+    status: row.status,
+    limits: accountLimitsOf(row.budget, row.budget_period),
+    budgetSpent: Number(row.budget_spent),
+    budgetPeriodStart: Number(row.budget_period_start),
+    metadata: parseMetadata(row.metadata),
+    personal: row.personal === true || row.personal === 1,
+    tokenPrefix: row.token_prefix,
+    createdAt: row.created_at,
+  };
+}
+
+function keyAccountOf(row: KeyRow): KeyAccount {
+  return {
+    id: row.account_id,
+    name: row.a_name,
+    balance: Number(row.a_balance),
+    held: Number(row.a_held),
+    spent: Number(row.a_spent),
+    status: row.a_status,
+    limits: accountLimitsOf(row.a_budget, row.a_budget_period),
+    budgetSpent: Number(row.a_budget_spent),
+    budgetPeriodStart: Number(row.a_budget_period_start),
+    personal: row.a_personal === true || row.a_personal === 1,
+  };
+}
 
 const NO_METADATA: KeyMetadata = Object.freeze({});
 
@@ -44,6 +142,7 @@ const LIMIT_COLUMNS: Record<keyof LimitsPatch, string> = {
   budgetPeriod: 'budget_period',
   expiresAt: 'expires_at',
   clampMaxTokens: 'clamp_max_tokens',
+  creditLimit: 'credit_limit',
 };
 
 /**
@@ -87,13 +186,17 @@ export function serialiseAllowList(models: AllowedModels): string {
 }
 
 export function keyRecordOf(row: KeyRow): KeyRecord {
+  const account = keyAccountOf(row);
   return {
     id: row.id,
     name: row.name,
     prefix: row.prefix,
-    balance: row.balance,
+    balance: account.balance,
     held: row.held,
     spent: row.spent,
+    accountId: row.account_id,
+    account,
+    creditLimit: row.credit_limit === null ? null : Number(row.credit_limit),
     allowedModels: parseAllowList(row.allowed_models),
     status: row.status,
     createdAt: row.created_at,
@@ -210,65 +313,131 @@ export function usageRecordOf(row: UsageRow): UsageRecord {
  */
 export const SHARED_SQL = {
   /**
-   * Admission: the one conditional UPDATE — an active, unexpired key whose available balance covers the
-   * hold and whose budget (spent in the period + active holds + this hold) does too. It also starts the
-   * period's spend counter afresh when a new period began. Params: amount, key id, now, the period start
-   * of the key's budget, the effective budget (NULL: none; PostgreSQL needs it cast).
+   * Admission, the key's half (docs/adr/0047-accounts.md): an active, unexpired key whose credit limit
+   * (lifetime spend + its holds + this hold) and budget (spent in the period + its holds + this hold)
+   * cover the hold; it also starts the period's spend counter afresh when a new period began. Returns
+   * the key's account. Params: amount, key id, now, the period start of the key's budget, the effective
+   * budget (NULL: none; PostgreSQL needs it cast).
    */
-  admit: (amount: string, keyId: string, now: string, periodStart: string, budget: string) =>
+  admitKey: (amount: string, keyId: string, now: string, periodStart: string, budget: string) =>
     `UPDATE api_keys SET held = held + ${amount},
       budget_spent = CASE WHEN budget_period_start = ${periodStart} THEN budget_spent ELSE 0 END,
       budget_period_start = ${periodStart}
     WHERE id = ${keyId} AND status = 'active' AND (expires_at IS NULL OR expires_at > ${now})
-      AND balance - held >= ${amount}
+      AND (credit_limit IS NULL OR spent + held + ${amount} <= credit_limit)
+      AND (${budget} IS NULL OR CASE WHEN budget_period_start = ${periodStart} THEN budget_spent ELSE 0 END + held + ${amount} <= ${budget})
+    RETURNING account_id`,
+  /**
+   * Admission, the account's half, in the same transaction: an active account whose available balance
+   * and budget cover the hold. Params: amount, account id, the period start of the account's budget,
+   * its budget (NULL: none).
+   */
+  admitAccount: (amount: string, accountId: string, periodStart: string, budget: string) =>
+    `UPDATE accounts SET held = held + ${amount},
+      budget_spent = CASE WHEN budget_period_start = ${periodStart} THEN budget_spent ELSE 0 END,
+      budget_period_start = ${periodStart}
+    WHERE id = ${accountId} AND status = 'active' AND balance - held >= ${amount}
       AND (${budget} IS NULL OR CASE WHEN budget_period_start = ${periodStart} THEN budget_spent ELSE 0 END + held + ${amount} <= ${budget})`,
   /**
-   * A capture's money: charged from the balance, counted as spent, and in the budget period's spend.
-   * Params: cost, the hold amount released with it (0 for a late capture), the period start, key id.
+   * A capture, the key's half: counted as its spend and in its budget period's; the hold amount released
+   * with it (0 for a late capture) leaves its held. Returns the account. Params: cost, unheld, period start, key id.
    */
-  charge: (cost: string, unheld: string, periodStart: string, keyId: string) =>
-    `UPDATE api_keys SET balance = balance - ${cost}, spent = spent + ${cost}, held = held - ${unheld},
+  chargeKey: (cost: string, unheld: string, periodStart: string, keyId: string) =>
+    `UPDATE api_keys SET spent = spent + ${cost}, held = held - ${unheld},
       budget_spent = CASE WHEN budget_period_start = ${periodStart} THEN budget_spent + ${cost} ELSE ${cost} END,
       budget_period_start = ${periodStart}
-    WHERE id = ${keyId}`,
+    WHERE id = ${keyId} RETURNING account_id`,
+  /** A capture, the account's half: charged from its balance. Params: cost, unheld, the account's period start, account id. */
+  chargeAccount: (cost: string, unheld: string, periodStart: string, accountId: string) =>
+    `UPDATE accounts SET balance = balance - ${cost}, spent = spent + ${cost}, held = held - ${unheld},
+      budget_spent = CASE WHEN budget_period_start = ${periodStart} THEN budget_spent + ${cost} ELSE ${cost} END,
+      budget_period_start = ${periodStart}
+    WHERE id = ${accountId}`,
   /** One usage row per request; a second write of the same request is a no-op. Params: usageValues(). */
   insertUsage: (placeholders: readonly string[]) =>
     `INSERT INTO usage_records (${USAGE_COLUMNS.join(', ')}) VALUES (${placeholders.join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
-  /** balance, held and spent derived from the append-only entries alone (PostgreSQL's SUM of BIGINT is NUMERIC, hence the casts). Params: key id. */
-  derivedFigures: (keyId: string) => `SELECT
-      CAST(COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS BIGINT) AS balance,
+  /**
+   * held and spent derived from a key's append-only entries alone (PostgreSQL's SUM of BIGINT is
+   * NUMERIC, hence the casts), and balance, held and spent from an account's. Params: the id.
+   */
+  derivedKeyFigures: (keyId: string) => `SELECT
       CAST(COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS BIGINT) AS held,
       CAST(COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS BIGINT) AS spent
     FROM ledger_entries WHERE key_id = ${keyId}`,
+  derivedAccountFigures: (accountId: string) => `SELECT
+      CAST(COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS BIGINT) AS balance,
+      CAST(COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS BIGINT) AS held,
+      CAST(COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS BIGINT) AS spent
+    FROM ledger_entries WHERE account_id = ${accountId}`,
 };
 
-/** What admission reads back about a key when it refused. */
+/** No account budget: a ledger operation that names none. */
+export const NO_BUDGET: BudgetWindow = Object.freeze({ limit: null, periodStart: 0 });
+
+/** What admission reads back about a key and its account when it refused. */
 export interface KeyAdmissionRow {
-  balance: number;
   held: number;
+  spent: number;
   status: string;
   expires_at: number | null;
   budget_spent: number;
   budget_period_start: number;
+  credit_limit: number | null;
+  account_id: string;
 }
 
-export const KEY_ADMISSION_COLUMNS = 'balance, held, status, expires_at, budget_spent, budget_period_start';
+export interface AccountAdmissionRow {
+  balance: number;
+  held: number;
+  status: string;
+  budget_spent: number;
+  budget_period_start: number;
+}
 
-/** Spent in the budget period that began at `periodStart`, plus the active holds. */
+export const KEY_ADMISSION_COLUMNS = 'held, spent, status, expires_at, budget_spent, budget_period_start, credit_limit, account_id';
+export const ACCOUNT_ADMISSION_COLUMNS = 'balance, held, status, budget_spent, budget_period_start';
+
+/** Spent in the budget period that began at `periodStart`, plus the active holds (a key's or an account's). */
 export function budgetUsedOf(row: Pick<KeyAdmissionRow, 'held' | 'budget_spent' | 'budget_period_start'>, periodStart: number): number {
   return (row.budget_period_start === periodStart ? row.budget_spent : 0) + row.held;
 }
 
+/** What the key could still hold: the account's available balance, within the key's credit limit. */
+export function availableOf(key: Pick<KeyAdmissionRow, 'held' | 'spent' | 'credit_limit'>, account: Pick<AccountAdmissionRow, 'balance' | 'held'>): number {
+  const inAccount = account.balance - account.held;
+  return key.credit_limit === null ? inAccount : Math.min(inAccount, key.credit_limit - key.spent - key.held);
+}
+
+/** The least room for `covered` more among the four caps (a late capture's ceiling); may be negative. */
+export function roomOf(key: KeyAdmissionRow, account: AccountAdmissionRow, budget: BudgetWindow, accountBudget: BudgetWindow = NO_BUDGET): number {
+  const keyBudget = budget.limit === null ? Infinity : budget.limit - budgetUsedOf(key, budget.periodStart);
+  const accountBudgetRoom = accountBudget.limit === null ? Infinity : accountBudget.limit - budgetUsedOf(account, accountBudget.periodStart);
+  return Math.min(availableOf(key, account), keyBudget, accountBudgetRoom);
+}
+
 /**
- * Why admission refused `amount`, from the key's row as it was then: an unknown, revoked or expired key;
- * else the budget when it does not cover the hold (waiting for the next period is the remedy, topping up
- * is not); else the balance.
+ * Why admission refused `amount`, from the key's and its account's rows as they were then: an unknown,
+ * revoked or expired key; a suspended account; else the key's budget, the account's budget (waiting for
+ * the next period is the remedy, topping up is not), the key's credit limit, and last the balance.
  */
-export function refusalOf(row: KeyAdmissionRow | undefined, amount: number, now: number, budget: BudgetWindow): Refusal {
-  if (!row) return { admitted: false, reason: 'inactive', available: 0, budgetUsed: 0, keyActive: false };
-  const available = row.balance - row.held;
-  const budgetUsed = budgetUsedOf(row, budget.periodStart);
-  const active = row.status === 'active' && (row.expires_at === null || row.expires_at > now);
-  const reason = !active ? 'inactive' : budget.limit !== null && budgetUsed + amount > budget.limit ? 'budget' : 'balance';
-  return { admitted: false, reason, available, budgetUsed, keyActive: active };
+export function refusalOf(
+  key: KeyAdmissionRow | undefined,
+  account: AccountAdmissionRow | undefined,
+  amount: number,
+  now: number,
+  budget: BudgetWindow,
+  accountBudget: BudgetWindow = NO_BUDGET,
+): Refusal {
+  if (!key || !account) return { admitted: false, reason: 'inactive', available: 0, budgetUsed: 0, keyActive: false };
+  const available = availableOf(key, account);
+  const keyUsed = budgetUsedOf(key, budget.periodStart);
+  const accountUsed = budgetUsedOf(account, accountBudget.periodStart);
+  const active = key.status === 'active' && (key.expires_at === null || key.expires_at > now);
+  const refusal = (reason: RefusalReason, budgetUsed = keyUsed): Refusal => ({ admitted: false, reason, available, budgetUsed, keyActive: active });
+  if (!active) return refusal('inactive');
+  if (account.status !== 'active') return refusal('suspended');
+  if (budget.limit !== null && keyUsed + amount > budget.limit) return refusal('budget');
+  if (accountBudget.limit !== null && accountUsed + amount > accountBudget.limit) return refusal('account_budget', accountUsed);
+  if (key.credit_limit !== null && key.spent + key.held + amount > key.credit_limit) return refusal('credit_limit');
+  return refusal('balance');
 }

@@ -26,15 +26,55 @@ export interface BudgetWindow {
   /** Epoch ms at which the key's current budget period began (the spend counter's period). */
   readonly periodStart: number;
 }
+export type AccountStatus = 'active' | 'suspended';
+
+/** An account's budget per period (product.md §8 terms); null: not set. */
+export interface AccountLimits {
+  readonly budget: Nano | null;
+  readonly budgetPeriod: BudgetPeriod | null;
+}
+
+/** An account: it owns the money its keys spend (docs/adr/0047-accounts.md). */
+export interface AccountRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly balance: Nano;
+  /** Held for its keys' requests in flight. */
+  readonly held: Nano;
+  /** Total captured from it so far. */
+  readonly spent: Nano;
+  readonly status: AccountStatus;
+  readonly limits: AccountLimits;
+  /** Captured in the budget period that began at `budgetPeriodStart` (stale once a new period began). */
+  readonly budgetSpent: Nano;
+  readonly budgetPeriodStart: number;
+  readonly metadata: KeyMetadata;
+  /** Made for one key by `keys create` without an account. */
+  readonly personal: boolean;
+  /** The first characters of the self-service token; null: none issued. */
+  readonly tokenPrefix: string | null;
+  readonly createdAt: string;
+}
+
+/** What a key's admission needs of its account, read with the key (the money and the account's budget). */
+export type KeyAccount = Pick<AccountRecord, 'id' | 'name' | 'balance' | 'held' | 'spent' | 'status' | 'limits' | 'budgetSpent' | 'budgetPeriodStart' | 'personal'>;
+
 export interface KeyRecord {
   readonly id: string;
   readonly name: string;
   /** The first characters of the secret, for recognising a key in listings. */
   readonly prefix: string;
+  /** The account's balance (a key has no money of its own). */
   readonly balance: Nano;
+  /** Held for this key's requests in flight (a part of the account's held). */
   readonly held: Nano;
-  /** Total captured so far. */
+  /** Total captured for this key's requests (a part of the account's spent). */
   readonly spent: Nano;
+  readonly accountId: string;
+  /** The account as read with the key. */
+  readonly account: KeyAccount;
+  /** USD (nano) this key may ever spend; null: no cap but the account's money. */
+  readonly creditLimit: Nano | null;
   readonly allowedModels: AllowedModels;
   readonly status: KeyStatus;
   readonly createdAt: string;
@@ -54,6 +94,9 @@ export type KeyMetadata = Readonly<Record<string, string>>;
 
 export interface NewKey {
   readonly id: string;
+  /** The account the key draws on; absent: a personal account is made for it (rows.ts personalAccountId). */
+  readonly accountId?: string;
+  readonly creditLimit?: Nano | null;
   readonly name: string;
   readonly prefix: string;
   readonly secretHash: string;
@@ -69,6 +112,7 @@ export interface NewKey {
 /** A change to a key's limits: a field that is absent stays; null clears the key's own value. */
 export type LimitsPatch = { readonly [F in keyof KeyLimits]?: KeyLimits[F] } & {
   readonly expiresAt?: number | null;
+  readonly creditLimit?: Nano | null;
   readonly clampMaxTokens?: boolean;
 };
 
@@ -83,6 +127,7 @@ export type KeyChange = LimitsPatch & {
 /** One page of keys, in creation order (created_at, id), after the cursor's key. */
 export interface KeyPageQuery {
   readonly status?: KeyStatus;
+  readonly accountId?: string;
   /** Only keys whose name starts with this (case-sensitive). */
   readonly namePrefix?: string;
   readonly after?: { readonly createdAt: string; readonly id: string };
@@ -91,7 +136,9 @@ export interface KeyPageQuery {
 
 /** Money an operator adds or takes away: a top-up (positive) or an adjustment (±), one ledger entry. */
 export interface Credit {
-  readonly keyId: string;
+  /** The account credited; with `keyId`, the key's account (and a revoked key refuses it). */
+  readonly accountId?: string;
+  readonly keyId?: string;
   readonly kind: 'topup' | 'adjust';
   readonly amount: Nano;
   /** The entry's request id: a second credit with the same one is a duplicate and changes nothing. */
@@ -101,9 +148,10 @@ export interface Credit {
 }
 
 /**
- * Decided under the key row's lock, in this order: missing: no such key; duplicate: an entry with this
- * request id exists (nothing changed; it was applied before, even if the key was revoked since);
- * revoked: the key is revoked (an expired key may still be credited: its expiry can be extended);
+ * Decided under the account row's lock, in this order: missing: no such key or account; duplicate: an
+ * entry with this request id exists (nothing changed; it was applied before, even if the key was revoked
+ * since); revoked: the credit names a key and it is revoked (an expired key may still be credited: its
+ * expiry can be extended);
  * overdraw: a negative amount would take the available balance (balance − held) below zero;
  * over_maximum: a positive amount would take the balance past MAX_NANO. Only `applied` changed anything.
  */
@@ -114,7 +162,9 @@ export type LedgerEntryKind = 'topup' | 'hold' | 'capture' | 'release' | 'adjust
 export interface LedgerEntry {
   /** Insertion order: the cursor of the ledger listing. */
   readonly id: number;
-  readonly keyId: string;
+  readonly accountId: string;
+  /** null: the account's own top-up or adjustment. */
+  readonly keyId: string | null;
   readonly requestId: string;
   readonly kind: LedgerEntryKind;
   readonly amount: Nano;
@@ -123,9 +173,10 @@ export interface LedgerEntry {
   readonly note: string | null;
 }
 
-/** One key's ledger entries, newest first, older than the cursor's entry. */
+/** One key's (or one account's) ledger entries, newest first, older than the cursor's entry. */
 export interface EntryPageQuery {
-  readonly keyId: string;
+  readonly keyId?: string;
+  readonly accountId?: string;
   readonly beforeId?: number;
   readonly limit: number;
 }
@@ -190,17 +241,22 @@ export interface HoldPlacement {
   readonly expiresAt: number;
   readonly now: number;
   readonly budget: BudgetWindow;
+  /** The account's budget window; absent: the account has none. */
+  readonly accountBudget?: BudgetWindow;
 }
 
-/** Why admission refused: the key is revoked or expired, the balance or the budget does not cover the hold. */
-export type RefusalReason = 'inactive' | 'balance' | 'budget';
+/**
+ * Why admission refused: the key is revoked or expired; its account is suspended; the key's credit limit,
+ * the account's balance, the key's budget or the account's budget does not cover the hold.
+ */
+export type RefusalReason = 'inactive' | 'suspended' | 'credit_limit' | 'balance' | 'budget' | 'account_budget';
 
 export interface Refusal {
   readonly admitted: false;
   readonly reason: RefusalReason;
-  /** balance − held, as admission saw it. */
+  /** What the key could still hold, as admission saw it: the account's balance − held, within the key's credit limit. */
   readonly available: Nano;
-  /** Spent in the budget period plus active holds, as admission saw it. */
+  /** Spent in the budget period plus active holds (the key's; the account's for account_budget), as admission saw it. */
   readonly budgetUsed: Nano;
   readonly keyActive: boolean;
 }
@@ -213,6 +269,8 @@ export interface Settlement {
   readonly usage: UsageRecord;
   readonly now: number;
   readonly budget: BudgetWindow;
+  /** The account's budget window; absent: the account has none. */
+  readonly accountBudget?: BudgetWindow;
 }
 
 /**
@@ -235,8 +293,10 @@ export interface HoldRenewal {
   /** The new expiry. */
   readonly expiresAt: number;
   readonly now: number;
-  /** A re-admission checks the budget as a new hold's admission does. */
+  /** A re-admission checks the budgets as a new hold's admission does. */
   readonly budget: BudgetWindow;
+  /** The account's budget window; absent: the account has none. */
+  readonly accountBudget?: BudgetWindow;
 }
 
 /**
@@ -266,7 +326,10 @@ export interface AuditScope {
 
 /** One broken invariant found by `tollgate audit` (testing.md). */
 export interface LedgerViolation {
-  /** cached_balance, held_vs_active_holds, hold_ends, capture_without_usage, entry_without_hold, expired_hold_active */
+  /**
+   * cached_balance, held_vs_active_holds, hold_ends, capture_without_usage, entry_without_hold,
+   * expired_hold_active; account_cached_balance and account_vs_keys (keyId is then the account's id).
+   */
   readonly check: string;
   readonly keyId: string;
   readonly requestId: string | null;
@@ -279,6 +342,8 @@ export interface HoldGrowth {
   readonly amount: Nano;
   readonly now: number;
   readonly budget: BudgetWindow;
+  /** The account's budget window; absent: the account has none. */
+  readonly accountBudget?: BudgetWindow;
 }
 
 /**
@@ -286,6 +351,52 @@ export interface HoldGrowth {
  * expired: a sweeper expired the hold (renew it first); closed: already captured or released; missing.
  */
 export type GrowOutcome = { readonly outcome: 'grown' | 'expired' | 'closed' | 'missing' } | { readonly outcome: 'refused'; readonly refusal: Refusal };
+
+export interface NewAccount {
+  readonly id: string;
+  readonly name: string;
+  readonly initialBalance: Nano;
+  /** Ledger request id of the initial top-up. */
+  readonly topupRequestId: string;
+  readonly now: number;
+  readonly limits?: AccountLimits;
+  readonly metadata?: KeyMetadata;
+}
+
+/** A change to an account: a field that is absent stays; a null limit clears it. */
+export interface AccountChange {
+  readonly name?: string;
+  readonly status?: AccountStatus;
+  readonly budget?: Nano | null;
+  readonly budgetPeriod?: BudgetPeriod | null;
+  /** Replaces the whole metadata object. */
+  readonly metadata?: KeyMetadata;
+}
+
+/** One page of accounts, in creation order (created_at, id), after the cursor's account. */
+export interface AccountPageQuery {
+  readonly status?: AccountStatus;
+  /** Personal accounts (one per key made without an account) are listed only when asked. */
+  readonly includePersonal?: boolean;
+  readonly namePrefix?: string;
+  readonly after?: { readonly createdAt: string; readonly id: string };
+  readonly limit: number;
+}
+
+export interface AccountStore {
+  create(account: NewAccount): Promise<AccountRecord>;
+  get(id: string): Promise<AccountRecord | undefined>;
+  page(query: AccountPageQuery): Promise<AccountRecord[]>;
+  /** Several fields at once (one statement); undefined when there is no such account. */
+  update(id: string, change: AccountChange): Promise<AccountRecord | undefined>;
+  /** A top-up or an adjustment of an account (or of a key's account): the balance and one entry move together, once per request id. */
+  credit(credit: Credit): Promise<CreditOutcome>;
+  /** Sets (or with null clears) the self-service token: only its hash is kept. */
+  setToken(id: string, token: { readonly prefix: string; readonly hash: string } | null): Promise<AccountRecord | undefined>;
+  findByTokenHash(hash: string): Promise<AccountRecord | undefined>;
+  /** Each key's spend (captured) in this account, with its held. */
+  keys(accountId: string): Promise<KeyRecord[]>;
+}
 
 export interface KeyStore {
   create(key: NewKey): Promise<KeyRecord>;
@@ -307,9 +418,7 @@ export interface KeyStore {
   update(id: string, change: KeyChange): Promise<KeyRecord | undefined>;
   /** A new secret for the same key (its balance, limits and history stay). */
   rotate(id: string, prefix: string, secretHash: string): Promise<KeyRecord | undefined>;
-  /** A top-up or an adjustment: the balance and one ledger entry move together, once per request id. */
-  credit(credit: Credit): Promise<CreditOutcome>;
-  /** A key's ledger entries, newest first. */
+  /** A key's (or an account's) ledger entries, newest first. */
   entries(query: EntryPageQuery): Promise<LedgerEntry[]>;
 }
 
@@ -348,6 +457,8 @@ export type StatusFilter = number | '2xx' | '4xx' | '5xx' | 'error';
 /** Which usage rows: every field optional; times are epoch ms, since inclusive, until exclusive. */
 export interface UsageFilter {
   readonly keyId?: string;
+  /** The rows of every key of this account. */
+  readonly accountId?: string;
   readonly model?: string;
   readonly provider?: string;
   readonly status?: StatusFilter;
@@ -370,7 +481,7 @@ export interface SequencedUsage {
   readonly record: UsageRecord;
 }
 
-export type UsageGrouping = 'key' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
+export type UsageGrouping = 'key' | 'account' | 'model' | 'provider' | 'endpoint' | 'session' | 'day' | 'hour';
 
 /** The totals of one group: `group` is the key id, model, provider, client API or session, or the period's start (epoch ms). */
 export interface UsageTotals {
@@ -519,6 +630,7 @@ export interface StoreProbe {
 }
 
 export interface Store {
+  readonly accounts: AccountStore;
   readonly keys: KeyStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;

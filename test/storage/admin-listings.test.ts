@@ -87,13 +87,13 @@ for (const dialect of await storeDialects()) {
     test('a credit moves the balance with one entry, once per request id; it never overdraws; unknown keys are missing', async () => {
       await store.keys.create(testNewKey('key_a', { initialBalance: 1_000, now: T0 }));
       const credit = { keyId: 'key_a', kind: 'topup', amount: 500, requestId: 'idem_1', note: 'inv 1', now: T0 + 1 } as const;
-      assert.equal(await store.keys.credit(credit), 'applied');
-      assert.equal(await store.keys.credit(credit), 'duplicate');
-      assert.equal(await store.keys.credit({ ...credit, keyId: 'key_nope' }), 'missing');
-      assert.equal(await store.keys.credit({ ...credit, kind: 'adjust', amount: -1_501, requestId: 'adj_1', note: 'too much' }), 'overdraw');
+      assert.equal(await store.accounts.credit(credit), 'applied');
+      assert.equal(await store.accounts.credit(credit), 'duplicate');
+      assert.equal(await store.accounts.credit({ ...credit, keyId: 'key_nope' }), 'missing');
+      assert.equal(await store.accounts.credit({ ...credit, kind: 'adjust', amount: -1_501, requestId: 'adj_1', note: 'too much' }), 'overdraw');
       await store.ledger.placeHold({ requestId: 'h1', keyId: 'key_a', amount: 500, now: T0, expiresAt: T0 + 60_000, budget: { limit: null, periodStart: 0 } });
-      assert.equal(await store.keys.credit({ ...credit, kind: 'adjust', amount: -1_001, requestId: 'adj_2', note: 'held money is not available' }), 'overdraw');
-      assert.equal(await store.keys.credit({ ...credit, kind: 'adjust', amount: -1_000, requestId: 'adj_3', note: 'refund' }), 'applied');
+      assert.equal(await store.accounts.credit({ ...credit, kind: 'adjust', amount: -1_001, requestId: 'adj_2', note: 'held money is not available' }), 'overdraw');
+      assert.equal(await store.accounts.credit({ ...credit, kind: 'adjust', amount: -1_000, requestId: 'adj_3', note: 'refund' }), 'applied');
       const key = (await store.keys.get('key_a'))!;
       assert.deepEqual([key.balance, key.held], [500, 500]);
       const audit = await store.ledger.audit('key_a');

@@ -74,50 +74,50 @@ for (const dialect of await storeDialects()) {
     test('a top-up or an adjustment of either sign on a revoked key is refused and changes nothing', async () => {
       await store.keys.revoke('key_a', T0);
       const before = await snapshot(store);
-      assert.equal(await store.keys.credit(credit(1_000)), 'revoked');
-      assert.equal(await store.keys.credit(credit(1_000, { kind: 'adjust', note: 'goodwill' })), 'revoked');
-      assert.equal(await store.keys.credit(credit(-1_000, { kind: 'adjust', note: 'refund' })), 'revoked');
+      assert.equal(await store.accounts.credit(credit(1_000)), 'revoked');
+      assert.equal(await store.accounts.credit(credit(1_000, { kind: 'adjust', note: 'goodwill' })), 'revoked');
+      assert.equal(await store.accounts.credit(credit(-1_000, { kind: 'adjust', note: 'refund' })), 'revoked');
       assert.deepEqual(await snapshot(store), before);
     });
 
     test('an expired key may still be credited: its expiry can be extended', async () => {
       await store.keys.create(testNewKey('key_old', { initialBalance: 1_000, now: T0, expiresAt: T0 + 1 }));
-      assert.equal(await store.keys.credit(credit(500, { keyId: 'key_old', now: T0 + 10 })), 'applied');
+      assert.equal(await store.accounts.credit(credit(500, { keyId: 'key_old', now: T0 + 10 })), 'applied');
       assert.equal((await store.keys.get('key_old'))!.balance, 1_500);
     });
 
     test('a credit applied before the key was revoked is still a duplicate, not a refusal, when retried', async () => {
       const first = credit(1_000);
-      assert.equal(await store.keys.credit(first), 'applied');
+      assert.equal(await store.accounts.credit(first), 'applied');
       await store.keys.revoke('key_a', T0);
       const before = await snapshot(store);
-      assert.equal(await store.keys.credit(first), 'duplicate');
+      assert.equal(await store.accounts.credit(first), 'duplicate');
       assert.deepEqual(await snapshot(store), before);
     });
 
     test('a credit up to the maximum applies and reads back exactly; one nano-dollar past it is refused and changes nothing', async () => {
       const room = MAX_NANO - 5_000_000_000;
-      assert.equal(await store.keys.credit(credit(room - 1)), 'applied');
+      assert.equal(await store.accounts.credit(credit(room - 1)), 'applied');
       assert.equal((await store.keys.get('key_a'))!.balance, MAX_NANO - 1);
       const before = await snapshot(store);
-      assert.equal(await store.keys.credit(credit(2)), 'over_maximum');
-      assert.equal(await store.keys.credit(credit(2, { kind: 'adjust', note: 'x' })), 'over_maximum');
-      assert.equal(await store.keys.credit(credit(MAX_NANO)), 'over_maximum');
+      assert.equal(await store.accounts.credit(credit(2)), 'over_maximum');
+      assert.equal(await store.accounts.credit(credit(2, { kind: 'adjust', note: 'x' })), 'over_maximum');
+      assert.equal(await store.accounts.credit(credit(MAX_NANO)), 'over_maximum');
       assert.deepEqual(await snapshot(store), before);
-      assert.equal(await store.keys.credit(credit(1)), 'applied');
+      assert.equal(await store.accounts.credit(credit(1)), 'applied');
       assert.equal((await store.keys.get('key_a'))!.balance, MAX_NANO);
-      assert.equal(await store.keys.credit(credit(-MAX_NANO, { kind: 'adjust', note: 'all of it back' })), 'applied');
+      assert.equal(await store.accounts.credit(credit(-MAX_NANO, { kind: 'adjust', note: 'all of it back' })), 'applied');
       assert.equal((await store.keys.get('key_a'))!.balance, 0);
     });
 
     test("a key's lifetime spend past 2^53 nano-dollars still reads, in the key, its audit and the usage totals", async () => {
       // Twice the maximum, topped up and spent: more than the safe integers hold (2 × MAX_NANO > 2^53).
-      assert.equal(await store.keys.credit(credit(MAX_NANO - 5_000_000_000)), 'applied');
+      assert.equal(await store.accounts.credit(credit(MAX_NANO - 5_000_000_000)), 'applied');
       for (const round of [1, 2]) {
         const requestId = `spend-${round}`;
         assert.equal((await store.ledger.placeHold({ requestId, keyId: 'key_a', amount: MAX_NANO, now: T0, expiresAt: T0 + 600_000, budget: NO_BUDGET })).admitted, true);
         assert.equal((await store.ledger.settle({ requestId, cost: MAX_NANO, usage: usageOf(requestId, MAX_NANO), now: T0 + 1, budget: NO_BUDGET })).outcome, 'captured');
-        if (round === 1) assert.equal(await store.keys.credit(credit(MAX_NANO)), 'applied');
+        if (round === 1) assert.equal(await store.accounts.credit(credit(MAX_NANO)), 'applied');
       }
       const key = (await store.keys.get('key_a'))!;
       assert.deepEqual([key.balance, key.held, key.spent], [0, 0, 2 * MAX_NANO]);
@@ -167,7 +167,7 @@ describe('sqlite: a credit racing a revoke', () => {
     await new Promise((resolve) => worker.once('message', resolve));
     Atomics.store(go, 0, 1);
     Atomics.notify(go, 0);
-    assert.equal(await store.keys.credit(credit(500)), 'revoked');
+    assert.equal(await store.accounts.credit(credit(500)), 'revoked');
     await exited;
     assert.deepEqual(await snapshot(store), { balance: 1_000, held: 0, spent: 0, status: 'revoked', entries: [['topup', 1_000, 'topup-key_a']] });
   });
@@ -195,7 +195,7 @@ describe('postgres: a credit racing a revoke', { skip: pgSkip }, () => {
     const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     await locker.query('BEGIN');
     await locker.query("UPDATE api_keys SET status = 'revoked', revoked_at = 'now' WHERE id = 'key_a'");
-    const pending = store.keys.credit(credit(500));
+    const pending = store.accounts.credit(credit(500));
     // Commit only once the credit is blocked behind the revoke's row lock.
     const observer = new pg.Client({ connectionString: schema.url });
     await observer.connect();

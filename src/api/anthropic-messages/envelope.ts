@@ -24,6 +24,8 @@ function errorType(error: GatewayError): string {
     case 'invalid_api_key':
       return 'authentication_error';
     case 'insufficient_balance':
+    case 'credit_limit_reached':
+    case 'account_suspended':
     case 'budget_exceeded':
       return 'billing_error';
     case 'rate_limited':
@@ -83,6 +85,8 @@ export function messagesEnvelope(error: GatewayError, requestId: string, now = D
   const body = messagesErrorBody(error, requestId);
   switch (error.code) {
     case 'insufficient_balance':
+    case 'credit_limit_reached':
+    case 'account_suspended':
       return new ErrorAnswer(402, body, NO_RETRY);
     case 'budget_exceeded': {
       // A budget is a limit in time: 429 with the wait until its period resets, and no retries before it.

@@ -38,6 +38,10 @@ export function responsesError(error: GatewayError): GatewayError {
       headers: { ...error.headers, 'x-should-retry': 'false' },
     });
   }
+  if (error.code === 'credit_limit_reached' || error.code === 'account_suspended') {
+    // Billing refusals like a short balance: 429 insufficient_quota, which Codex and the SDK do not retry.
+    return new GatewayError(error.code, { ...kept, status: 429, type: 'insufficient_quota', wireCode: 'insufficient_quota', headers: { ...error.headers, 'x-should-retry': 'false' } });
+  }
   if (error.code === 'budget_exceeded') {
     const resetsAt = resetsAtSeconds(error);
     const retryAfter = resetsAt === undefined ? undefined : Math.max(1, resetsAt - Math.floor(Date.now() / 1000));

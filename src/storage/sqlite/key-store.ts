@@ -1,12 +1,10 @@
 // API keys on SQLite. Only the secret's hash is stored.
 import type { Nano } from '../../billing/money.js';
 import { entryPageSql, keyPageSql, keyUpdateSql, ledgerEntryOf, type EntryRow } from '../listing-sql.js';
-import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
+import { KEY_COLUMNS, KEY_FROM, keyRecordOf, personalAccountId, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
 import {
   NO_KEY_LIMITS,
   type AllowedModels,
-  type Credit,
-  type CreditOutcome,
   type EntryPageQuery,
   type KeyChange,
   type KeyPageQuery,
@@ -16,7 +14,7 @@ import {
   type LimitsPatch,
   type NewKey,
 } from '../types.js';
-import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditKeyRow } from '../credit-check.js';
+import { prepareAccountWrites } from './account-store.js';
 import type { SqliteDatabase } from './connection.js';
 
 export class SqliteKeyStore implements KeyStore {
@@ -24,42 +22,25 @@ export class SqliteKeyStore implements KeyStore {
   private readonly byId;
   private readonly all;
   private readonly insert;
-  private readonly addBalance;
-  private readonly insertEntry;
+  private readonly accountWrites;
+  private readonly accountOf;
   private readonly updateModels;
   private readonly markRevoked;
-  private readonly creditTx;
   private readonly updateSecret;
 
   constructor(private readonly db: SqliteDatabase) {
-    this.byHash = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?`);
-    this.byId = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`);
-    this.all = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
+    this.byHash = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.secret_hash = ?`);
+    this.byId = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = ?`);
+    this.all = db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} ORDER BY k.created_at, k.id`);
     this.insert = db.prepare(
-      `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
-       VALUES (@id, @name, @prefix, @secretHash, @allowedModels, @createdAt, @rpm, @tpm, @maxConcurrent, @budget, @budgetPeriod, @expiresAt)`,
+      `INSERT INTO api_keys (id, account_id, credit_limit, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
+       VALUES (@id, @accountId, @creditLimit, @name, @prefix, @secretHash, @allowedModels, @createdAt, @rpm, @tpm, @maxConcurrent, @budget, @budgetPeriod, @expiresAt)`,
     );
-    this.addBalance = db.prepare('UPDATE api_keys SET balance = balance + ? WHERE id = ?');
-    this.insertEntry = db.prepare(
-      "INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES (?, ?, 'topup', ?, ?)",
-    );
+    this.accountWrites = prepareAccountWrites(db);
+    this.accountOf = db.prepare<[string], { account_id: string }>('SELECT account_id FROM api_keys WHERE id = ?');
     this.updateModels = db.prepare('UPDATE api_keys SET allowed_models = ? WHERE id = ?');
     this.markRevoked = db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'");
     this.updateSecret = db.prepare<[string, string, string]>('UPDATE api_keys SET prefix = ?, secret_hash = ? WHERE id = ?');
-    const keyMoney = db.prepare<[string], CreditKeyRow>('SELECT balance, held, status FROM api_keys WHERE id = ?');
-    const creditEntry = db.prepare<[string, string], { found: number }>(CREDIT_ENTRY_EXISTS('?', '?'));
-    const insertCredit = db.prepare<[string, string, string, number, number, string | null]>(
-      'INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (request_id, kind, seq) DO NOTHING',
-    );
-    // Under the IMMEDIATE transaction's write lock, the row read (balance, status) is the one the update
-    // changes: a revoke from another connection is either before it (refused) or after the commit.
-    this.creditTx = db.transaction((credit: Credit): CreditOutcome => {
-      const refusal = creditRefusal(keyMoney.get(credit.keyId), creditEntry.get(credit.requestId, credit.kind) !== undefined, credit);
-      if (refusal) return refusal;
-      if (insertCredit.run(credit.keyId, credit.requestId, credit.kind, credit.amount, credit.now, credit.note).changes === 0) return 'duplicate';
-      this.addBalance.run(credit.amount, credit.keyId);
-      return 'applied';
-    });
   }
 
   async page(query: KeyPageQuery): Promise<KeyRecord[]> {
@@ -78,10 +59,6 @@ export class SqliteKeyStore implements KeyStore {
     return this.get(id);
   }
 
-  async credit(credit: Credit): Promise<CreditOutcome> {
-    return this.creditTx.immediate(credit);
-  }
-
   async entries(query: EntryPageQuery): Promise<LedgerEntry[]> {
     const { sql, values } = entryPageSql(query, () => '?');
     return this.db.prepare<unknown[], EntryRow>(sql).all(...values).map(ledgerEntryOf);
@@ -90,8 +67,15 @@ export class SqliteKeyStore implements KeyStore {
   async create(key: NewKey): Promise<KeyRecord> {
     this.db
       .transaction(() => {
+        // Without an account, the key gets a personal one holding its opening balance.
+        const accountId = key.accountId ?? personalAccountId(key.id);
+        if (key.accountId === undefined) {
+          this.accountWrites.create({ id: accountId, name: key.name, initialBalance: 0, topupRequestId: key.topupRequestId, now: key.now, personal: true });
+        }
         this.insert.run({
           id: key.id,
+          accountId,
+          creditLimit: key.creditLimit ?? null,
           name: key.name,
           prefix: key.prefix,
           secretHash: key.secretHash,
@@ -100,7 +84,7 @@ export class SqliteKeyStore implements KeyStore {
           ...(key.limits ?? NO_KEY_LIMITS),
           expiresAt: key.expiresAt ?? null,
         });
-        if (key.initialBalance > 0) this.applyTopUp(key.id, key.initialBalance, key.topupRequestId, key.now);
+        if (key.initialBalance > 0) this.accountWrites.topUp(accountId, key.id, key.initialBalance, key.topupRequestId, key.now);
       })
       .immediate();
     return keyRecordOf(this.byId.get(key.id)!);
@@ -122,7 +106,11 @@ export class SqliteKeyStore implements KeyStore {
 
   async topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined> {
     const found = this.db
-      .transaction(() => (this.byId.get(id) ? (this.applyTopUp(id, amount, requestId, now), true) : false))
+      .transaction(() => {
+        const key = this.accountOf.get(id);
+        if (key) this.accountWrites.topUp(key.account_id, id, amount, requestId, now);
+        return key !== undefined;
+      })
       .immediate();
     return found ? this.get(id) : undefined;
   }
@@ -141,10 +129,5 @@ export class SqliteKeyStore implements KeyStore {
   async revoke(id: string, now: number): Promise<KeyRecord | undefined> {
     this.markRevoked.run(new Date(now).toISOString(), id);
     return this.get(id);
-  }
-
-  private applyTopUp(id: string, amount: Nano, requestId: string, now: number): void {
-    this.addBalance.run(amount, id);
-    this.insertEntry.run(id, requestId, amount, now);
   }
 }

@@ -13,43 +13,91 @@ import type {
   SettleResult,
   UsageRecord,
 } from '../types.js';
-import { budgetUsedOf, refusalOf, usageValues } from '../rows.js';
+import { NO_BUDGET, refusalOf, roomOf, usageValues } from '../rows.js';
+import type { BudgetWindow, Refusal } from '../types.js';
 import type { LedgerStatements } from './ledger-statements.js';
 
-/** Admission, then the hold and its 'hold' entry; a refusal says why from the key's row. */
+/**
+ * Thrown inside a rule's transaction when the account's half of an admission refuses after the key's
+ * half was applied: the rule's savepoint rolls back, and the store answers the refusal it carries.
+ */
+export class AdmissionRefused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super('admission refused');
+  }
+}
+
+interface AdmissionFacts {
+  readonly keyId: string;
+  readonly amount: number;
+  readonly now: number;
+  readonly budget: BudgetWindow;
+  readonly accountBudget?: BudgetWindow;
+}
+
+function refusalNow(s: LedgerStatements, a: AdmissionFacts): Refusal {
+  const key = s.keyState.get(a.keyId);
+  return refusalOf(key, key && s.accountState.get(key.account_id), a.amount, a.now, a.budget, a.accountBudget);
+}
+
+/**
+ * The one admission (docs/adr/0047-accounts.md): the key's caps, then its account's money and budget, as
+ * one step. Returns the account, or a refusal; a refusal after the key's half throws, so the rule's
+ * transaction rolls the key's half back.
+ */
+function admit(s: LedgerStatements, a: AdmissionFacts): { accountId: string } | Refusal {
+  const key = s.admitKey.get({ amount: a.amount, keyId: a.keyId, now: a.now, periodStart: a.budget.periodStart, budget: a.budget.limit });
+  if (!key) return refusalNow(s, a);
+  const accountId = key.account_id;
+  const accountBudget = a.accountBudget ?? NO_BUDGET;
+  const account = { amount: a.amount, accountId, periodStart: accountBudget.periodStart, budget: accountBudget.limit };
+  if (s.admitAccount.run(account).changes !== 1) {
+    // The key's half is undone with the savepoint; the refusal is read as the rows were before it.
+    s.unholdKey.run(a.amount, a.keyId);
+    throw new AdmissionRefused(refusalNow(s, a));
+  }
+  return { accountId };
+}
+
+/** Admission, then the hold and its 'hold' entry; a refusal says why from the key's and account's rows. */
 export function placeHold(s: LedgerStatements, hold: HoldPlacement): Admission {
-  const admission = { amount: hold.amount, keyId: hold.keyId, now: hold.now, periodStart: hold.budget.periodStart, budget: hold.budget.limit };
-  if (s.admit.run(admission).changes !== 1) return refusalOf(s.keyState.get(hold.keyId), hold.amount, hold.now, hold.budget);
+  const admitted = admit(s, hold);
+  if ('admitted' in admitted) return admitted;
   s.insertHold.run(hold);
-  s.entry.run(hold.keyId, hold.requestId, 'hold', hold.amount, hold.now, 0);
+  s.entry.run(admitted.accountId, hold.keyId, hold.requestId, 'hold', hold.amount, hold.now, 0);
   return { admitted: true };
+}
+
+/** A capture's money on the key and its account; returns the account. */
+function charge(s: LedgerStatements, keyId: string, cost: number, unheld: number, settlement: Settlement): string {
+  const { account_id } = s.chargeKey.get({ cost, unheld, periodStart: settlement.budget.periodStart, keyId })!;
+  s.chargeAccount.run({ cost, unheld, periodStart: (settlement.accountBudget ?? NO_BUDGET).periodStart, accountId: account_id });
+  return account_id;
 }
 
 /** Captures an active hold at its cost; an expired one ("late") through admission, else capped. */
 export function settle(s: LedgerStatements, settlement: Settlement): SettleResult {
   const { requestId, cost, now } = settlement;
-  const periodStart = settlement.budget.periodStart;
   const active = s.closeHold.get('captured', now, requestId, 'active');
   if (active) {
-    s.charge.run({ cost, unheld: active.amount, periodStart, keyId: active.key_id });
-    s.entry.run(active.key_id, requestId, 'release', active.amount, now, active.seq);
-    s.entry.run(active.key_id, requestId, 'capture', cost, now, 0);
+    const accountId = charge(s, active.key_id, cost, active.amount, settlement);
+    s.entry.run(accountId, active.key_id, requestId, 'release', active.amount, now, active.seq);
+    s.entry.run(accountId, active.key_id, requestId, 'capture', cost, now, 0);
     s.insertUsage.run(...usageValues(settlement.usage));
     return { outcome: 'captured', charged: cost };
   }
   // Late: a sweeper released the expired hold and its money may be spent. The work was done, so the
-  // cost is charged if the key can cover again what the hold covered (the rest is the usual
-  // overage); otherwise only what is available, never taking it below zero.
+  // cost is charged if the key and its account can cover again what the hold covered (the rest is the
+  // usual overage); otherwise only what every cap leaves, never taking the balance below zero.
   const late = s.closeHold.get('captured', now, requestId, 'expired');
   if (late) {
     const key = s.keyState.get(late.key_id)!;
-    const available = key.balance - key.held;
-    const budgetRoom = settlement.budget.limit === null ? Infinity : settlement.budget.limit - budgetUsedOf(key, periodStart);
+    const room = roomOf(key, s.accountState.get(key.account_id)!, settlement.budget, settlement.accountBudget);
     const covered = Math.min(cost, late.amount);
-    const admitted = available >= covered && budgetRoom >= covered;
-    const charged = admitted ? cost : Math.max(0, Math.min(cost, available, budgetRoom));
-    s.charge.run({ cost: charged, unheld: 0, periodStart, keyId: late.key_id });
-    s.entry.run(late.key_id, requestId, 'capture', charged, now, 0);
+    const admitted = room >= covered;
+    const charged = admitted ? cost : Math.max(0, Math.min(cost, room));
+    const accountId = charge(s, late.key_id, charged, 0, settlement);
+    s.entry.run(accountId, late.key_id, requestId, 'capture', charged, now, 0);
     s.insertUsage.run(...usageValues(charged === cost ? settlement.usage : { ...settlement.usage, cost: charged }));
     return { outcome: admitted ? 'late' : 'late-capped', charged };
   }
@@ -66,12 +114,10 @@ export function renewHold(s: LedgerStatements, renewal: HoldRenewal): RenewOutco
   }
   if (hold.status !== 'expired') return { outcome: 'closed' };
   // Expired while its request still ran: admitted again exactly as a new hold would be.
-  const { budget, now } = renewal;
-  if (s.admit.run({ amount: hold.amount, keyId: hold.key_id, now, periodStart: budget.periodStart, budget: budget.limit }).changes !== 1) {
-    return { outcome: 'refused', refusal: refusalOf(s.keyState.get(hold.key_id), hold.amount, now, budget) };
-  }
+  const admitted = admit(s, { ...renewal, keyId: hold.key_id, amount: hold.amount });
+  if ('admitted' in admitted) return { outcome: 'refused', refusal: admitted };
   s.reactivate.run(hold.seq + 1, renewal.expiresAt, renewal.requestId);
-  s.entry.run(hold.key_id, renewal.requestId, 'hold', hold.amount, renewal.now, hold.seq + 1);
+  s.entry.run(admitted.accountId, hold.key_id, renewal.requestId, 'hold', hold.amount, renewal.now, hold.seq + 1);
   return { outcome: 'readmitted' };
 }
 
@@ -80,13 +126,18 @@ export function growHold(s: LedgerStatements, growth: HoldGrowth): GrowOutcome {
   const hold = s.holdState.get(growth.requestId);
   if (!hold) return { outcome: 'missing' };
   if (hold.status !== 'active') return { outcome: hold.status === 'expired' ? 'expired' : 'closed' };
-  const { amount, now, budget } = growth;
-  if (s.admit.run({ amount, keyId: hold.key_id, now, periodStart: budget.periodStart, budget: budget.limit }).changes !== 1) {
-    return { outcome: 'refused', refusal: refusalOf(s.keyState.get(hold.key_id), amount, now, budget) };
-  }
-  s.grow.run(amount, growth.requestId);
-  s.entry.run(hold.key_id, growth.requestId, 'hold', amount, now, hold.seq + 1);
+  const admitted = admit(s, { ...growth, keyId: hold.key_id });
+  if ('admitted' in admitted) return { outcome: 'refused', refusal: admitted };
+  s.grow.run(growth.amount, growth.requestId);
+  s.entry.run(admitted.accountId, hold.key_id, growth.requestId, 'hold', growth.amount, growth.now, hold.seq + 1);
   return { outcome: 'grown' };
+}
+
+/** A hold's money leaves the key's and the account's held, with its 'release' entry. */
+function unhold(s: LedgerStatements, keyId: string, requestId: string, amount: number, now: number, seq: number): void {
+  const { account_id } = s.unholdKey.get(amount, keyId)!;
+  s.unholdAccount.run(amount, account_id);
+  s.entry.run(account_id, keyId, requestId, 'release', amount, now, seq);
 }
 
 /** Releases an active hold without a charge; the usage row, if given, is written unless the hold is missing or closed. */
@@ -94,8 +145,7 @@ export function release(s: LedgerStatements, requestId: string, usage: UsageReco
   const active = s.closeHold.get('released', now, requestId, 'active');
   let outcome: ReleaseOutcome;
   if (active) {
-    s.unhold.run(active.amount, active.key_id);
-    s.entry.run(active.key_id, requestId, 'release', active.amount, now, active.seq);
+    unhold(s, active.key_id, requestId, active.amount, now, active.seq);
     outcome = 'released';
   } else {
     const existing = s.holdExists.get(requestId);
@@ -113,8 +163,7 @@ export function expireHolds(s: LedgerStatements, now: number, limit: number): nu
   for (const { request_id } of s.expired.all(now, limit)) {
     const hold = s.closeHold.get('expired', now, request_id, 'active');
     if (!hold) continue;
-    s.unhold.run(hold.amount, hold.key_id);
-    s.entry.run(hold.key_id, request_id, 'release', hold.amount, now, hold.seq);
+    unhold(s, hold.key_id, request_id, hold.amount, now, hold.seq);
     released += 1;
   }
   return released;

@@ -1,6 +1,6 @@
 // Holds, captures and releases on SQLite. Each method is atomic (a savepoint inside the write batcher's
 // IMMEDIATE transaction, which takes the write lock up front so a concurrent CLI write waits instead
-// of failing mid-way). The cached balance/held columns on api_keys move only together with an
+// of failing mid-way). The cached money columns on accounts and api_keys move only together with an
 // append-only ledger entry.
 import type {
   Admission,
@@ -21,6 +21,17 @@ import { auditQueries, violationsFrom, type AuditRows, type AuditScope } from '.
 import type { SqliteDatabase } from './connection.js';
 import { prepareLedgerStatements, type LedgerStatements } from './ledger-statements.js';
 import * as rules from './ledger-rules.js';
+import type { Refusal } from '../types.js';
+
+/** A rule's result, or the refusal its rolled-back admission carried (rules.AdmissionRefused). */
+function refusedAs<T>(run: () => T, refused: (refusal: Refusal) => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof rules.AdmissionRefused) return refused(error.refusal);
+    throw error;
+  }
+}
 import type { WriteBatcher } from './write-batcher.js';
 
 export class SqliteLedgerStore implements LedgerStore {
@@ -44,7 +55,7 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   placeHold(hold: HoldPlacement): Promise<Admission> {
-    return this.batcher.enqueue(() => this.tx.placeHold(hold));
+    return this.batcher.enqueue(() => refusedAs(() => this.tx.placeHold(hold), (refusal) => refusal));
   }
 
   settle(settlement: Settlement): Promise<SettleResult> {
@@ -56,11 +67,11 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   renewHold(renewal: HoldRenewal): Promise<RenewOutcome> {
-    return this.batcher.enqueue(() => this.tx.renewHold(renewal));
+    return this.batcher.enqueue(() => refusedAs(() => this.tx.renewHold(renewal), (refusal) => ({ outcome: 'refused', refusal })));
   }
 
   growHold(growth: HoldGrowth): Promise<GrowOutcome> {
-    return this.batcher.enqueue(() => this.tx.growHold(growth));
+    return this.batcher.enqueue(() => refusedAs(() => this.tx.growHold(growth), (refusal) => ({ outcome: 'refused', refusal })));
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {
@@ -85,11 +96,11 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.db
       .transaction(() => {
         const key = s.keyState.get(keyId);
-        const derived = s.derivedFigures.get(keyId)!;
         const cached = s.cachedFigures.get(keyId);
+        const derived = key ? { ...s.derivedKeyFigures.get(keyId)!, balance: s.derivedAccountFigures.get(key.account_id)!.balance } : undefined;
         return {
           cached: cached ?? { balance: 0, held: 0, spent: 0 },
-          derived: key ? derived : { balance: 0, held: 0, spent: 0 },
+          derived: derived ?? { balance: 0, held: 0, spent: 0 },
           activeHolds: s.activeCount.get(keyId)!.n,
         };
       })

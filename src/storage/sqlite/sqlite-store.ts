@@ -1,5 +1,6 @@
 // The SQLite Store: one connection shared by the three repositories.
 import type { Store, StoreOptions } from '../types.js';
+import { SqliteAccountStore } from './account-store.js';
 import { openSqlite } from './connection.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
@@ -13,6 +14,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
   const db = openSqlite(file, options.busyTimeoutMs ?? 5_000);
   const batcher = new WriteBatcher(db, options.reachability);
   return {
+    accounts: new SqliteAccountStore(db),
     keys: new SqliteKeyStore(db),
     ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db, batcher),
