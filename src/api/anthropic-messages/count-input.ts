@@ -43,8 +43,8 @@ class PromptParts {
     if (cacheControl.ttl === '1h') this.oneHour = true;
   }
 
-  async count(): Promise<InputCount> {
-    const tally = new TokenTally(COUNT_BUDGET_MS);
+  async count(budgetMs: number): Promise<InputCount> {
+    const tally = new TokenTally(budgetMs);
     const marked = this.marked;
     if (!marked) return { tokens: this.fixed + (await countParts(tally, this.parts)) };
     const prefix = marked.fixed + (await countParts(tally, this.parts.slice(0, marked.parts)));
@@ -133,7 +133,11 @@ function rawToolTexts(body: MessagesInput, count: number): string[] | undefined 
 }
 
 /** The request's input estimate and its cache-write prefix; `toolOverhead` is added when tools are given. */
-export function countMessagesInput(body: MessagesInput, toolOverhead: number): Promise<InputCount> {
+/**
+ * `budgetMs`: exact counting time before the rest is estimated (tests that compare two counts pass
+ * Infinity: on a loaded machine the first, cold count may run out of time where the second does not).
+ */
+export function countMessagesInput(body: MessagesInput, toolOverhead: number, budgetMs = COUNT_BUDGET_MS): Promise<InputCount> {
   const parts = new PromptParts();
   if (Array.isArray(body.tools) && body.tools.length > 0) {
     // The tool-use instructions the upstream puts before the definitions.
@@ -155,5 +159,5 @@ export function countMessagesInput(body: MessagesInput, toolOverhead: number): P
   }
   // Automatic caching (a top-level cache_control) writes the whole prompt.
   parts.marker(body.cache_control);
-  return parts.count();
+  return parts.count(budgetMs);
 }
