@@ -25,3 +25,19 @@ export function keyPrefix(secret: string): string {
 export function generateKeyId(): string {
   return `key_${randomBytes(8).toString('hex')}`;
 }
+
+// Account tokens (docs/adr/0047-accounts.md): `tga-` + 256 random bits, hashed like key secrets. They
+// manage an account through /v1/account and never call a model.
+const ACCOUNT_TOKEN_SHAPE = /^tga-[A-Za-z0-9_-]{43}$/;
+
+export function generateAccountToken(): string {
+  return `tga-${randomBytes(32).toString('base64url')}`;
+}
+
+export function looksLikeAccountToken(value: string): boolean {
+  return ACCOUNT_TOKEN_SHAPE.test(value);
+}
+
+export function generateAccountId(): string {
+  return `acct_${randomBytes(8).toString('hex')}`;
+}

@@ -34,9 +34,18 @@ export type KeyJson = {
   id: string;
   name: string;
   prefix: string;
+  /** The account's balance and held (a key has no money of its own; a personal account's are the key's). */
   balance: number;
   held: number;
+  /** What this key can still hold: the account's available balance, within the key's credit limit. */
   available: number;
+  account_id: string;
+  /** USD the key may ever spend; null: no cap but the account's money. */
+  credit_limit: number | null;
+  /** What is left of it; null without one. */
+  credit_left: number | null;
+  /** This key's own lifetime spend. */
+  spent: number;
   allowed_models: string[] | '*';
   status: 'active' | 'revoked';
   created_at: string;
@@ -51,6 +60,34 @@ export type KeyJson = {
   metadata: Record<string, string>;
 };
 
+/** An account (docs/adr/0047-accounts.md): the money its keys spend. */
+export type AccountJson = {
+  id: string;
+  object: 'account';
+  name: string;
+  status: 'active' | 'suspended';
+  /** Made for one key by creating the key without an account. */
+  personal: boolean;
+  balance: number;
+  held: number;
+  available: number;
+  spent: number;
+  budget: number | null;
+  /** null exactly when there is no budget. */
+  budget_period: 'day' | 'week' | 'month' | null;
+  budget_used: number | null;
+  budget_resets_at: string | null;
+  /** The models the account token may give its own keys. */
+  allowed_models: string[] | '*';
+  /** The first characters of the self-service token (tga-...); null: none issued. */
+  token_prefix: string | null;
+  metadata: Record<string, string>;
+  created_at: string;
+};
+
+/** The answer to issuing or rotating an account token: the account and the token, shown once. */
+export type IssuedAccountTokenJson = AccountJson & { token: string | null };
+
 /** The answer to creating a key or rotating its secret: the key object and its secret, shown once. */
 export type IssuedKeyJson = KeyJson & {
   /** null in an Idempotency-Key replay: the secret is never stored, so a replay cannot show it again. */
@@ -61,11 +98,17 @@ export type IssuedKeyJson = KeyJson & {
 export type KeyHolderJson = {
   id: string;
   name: string;
+  /** The account's balance and held; `available`: what this key can still hold (within its credit limit). */
   balance: number;
   held: number;
   available: number;
-  /** Everything captured so far. */
+  /** Everything this key has had captured so far. */
   usage: number;
+  /** The key's lifetime cap and what is left of it (null: none). */
+  credit_limit: number | null;
+  credit_left: number | null;
+  /** The account the key draws on: its available balance (balance − held), shared by all its keys. */
+  account: { id: string; name: string; personal: boolean; available: number };
   allowed_models: string[] | '*';
   limits: LimitsJson;
   expires_at: string | null;

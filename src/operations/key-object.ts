@@ -1,5 +1,6 @@
 // The key object every face shows (product.md §2, §8): `keys list/show --json`, the admin API and, for the
 // calling key, GET /v1/key. Limits are the ones in force — the key's own, else the config's `limits:`.
+import { availableToKey, creditLeft } from '../billing/available.js';
 import { budgetStatusOf } from '../billing/budget.js';
 import { nanoToUsd } from '../billing/money.js';
 import type { Config } from '../config/types.js';
@@ -20,6 +21,8 @@ export function effectiveLimits(key: KeyRecord, config: Config) {
   };
 }
 
+const nullableUsd = (nano: number | null) => (nano === null ? null : nanoToUsd(nano));
+
 export function keyObject(key: KeyRecord, config: Config, now = Date.now()): KeyJson {
   const limits = effectiveLimits(key, config);
   const budget = limits.budget === null ? undefined : budgetStatusOf(key, config.limits, now);
@@ -27,9 +30,14 @@ export function keyObject(key: KeyRecord, config: Config, now = Date.now()): Key
     id: key.id,
     name: key.name,
     prefix: key.prefix,
-    balance: nanoToUsd(key.balance),
-    held: nanoToUsd(key.held),
-    available: nanoToUsd(key.balance - key.held),
+    // The account's money (a personal account's is the key's own), and what this key can still hold of it.
+    balance: nanoToUsd(key.account.balance),
+    held: nanoToUsd(key.account.held),
+    available: nanoToUsd(availableToKey(key)),
+    account_id: key.accountId,
+    credit_limit: key.creditLimit === null ? null : nanoToUsd(key.creditLimit),
+    credit_left: nullableUsd(creditLeft(key)),
+    spent: nanoToUsd(key.spent),
     allowed_models: key.allowedModels === '*' ? '*' : [...key.allowedModels],
     status: key.status,
     created_at: key.createdAt,
@@ -61,6 +69,9 @@ export function keyHolderJson(key: KeyRecord, config: Config, now = Date.now()):
     held: object.held,
     available: object.available,
     usage: nanoToUsd(key.spent),
+    credit_limit: object.credit_limit,
+    credit_left: object.credit_left,
+    account: { id: key.accountId, name: key.account.name, personal: key.account.personal, available: nanoToUsd(key.account.balance - key.account.held) },
     allowed_models: object.allowed_models,
     limits: object.limits,
     expires_at: object.expires_at,

@@ -7,11 +7,15 @@ import type { Config } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { generateKeyId, generateKeySecret, hashKeySecret, keyPrefix } from '../keys/secret.js';
 import type { AllowedModels, KeyChange, KeyRecord, Store } from '../storage/types.js';
+import { requireAccount } from './accounts.js';
+import { allowedModelsOf } from './allowed-models.js';
 import { toLimitsPatch, type LimitsInput } from './limits-input.js';
 import { metadataOf } from './metadata-input.js';
 
 export interface IssueKeyInput {
   readonly name: string;
+  /** The account the key draws on; absent: a personal account, holding `balance`, is made for it. */
+  readonly accountId?: string;
   readonly balance?: Nano;
   /** Model ids, or '*' (the default): every configured model. */
   readonly allowedModels?: readonly string[] | '*';
@@ -41,19 +45,6 @@ export async function requireKey(store: Store, id: string): Promise<KeyRecord> {
   return key;
 }
 
-/** Model ids must be configured ones; '*' allows every model. */
-export function allowedModelsOf(models: readonly string[] | '*', config: Config): AllowedModels {
-  if (models === '*') return '*';
-  const unknown = models.filter((id) => !config.models.has(id));
-  if (unknown.length > 0) {
-    throw new GatewayError('invalid_request', {
-      param: 'allowed_models',
-      message: `Unknown model(s) ${unknown.join(', ')}; configured: ${[...config.models.keys()].join(', ')}.`,
-    });
-  }
-  return [...new Set(models)];
-}
-
 const MAX_NAME_LENGTH = 200;
 
 function nameOf(name: string): string {
@@ -66,10 +57,21 @@ function nameOf(name: string): string {
 export async function issueKey(store: Store, config: Config, input: IssueKeyInput, now = Date.now()): Promise<IssuedKey> {
   nameOf(input.name);
   const patch = toLimitsPatch(input.limits ?? {}, now);
+  if (input.accountId !== undefined) {
+    if (input.balance !== undefined && input.balance !== 0) {
+      throw new GatewayError('invalid_request', {
+        param: 'balance',
+        message: 'A key in an account has no balance of its own: top up the account instead (or cap the key with credit_limit).',
+      });
+    }
+    await requireAccount(store, input.accountId);
+  }
   const metadata = input.metadata === undefined ? undefined : metadataOf(input.metadata);
   const secret = generateKeySecret();
   const key = await store.keys.create({
     id: generateKeyId(),
+    ...(input.accountId !== undefined ? { accountId: input.accountId } : {}),
+    creditLimit: patch.creditLimit ?? null,
     name: input.name,
     prefix: keyPrefix(secret),
     secretHash: hashKeySecret(secret),

@@ -15,6 +15,8 @@ export interface LimitsInput {
   readonly expires_at?: unknown;
   /** Lower an unaffordable max_tokens instead of refusing (product.md §13): true/false, or on/off. */
   readonly clamp_max_tokens?: unknown;
+  /** USD the key may ever spend (docs/adr/0047-accounts.md); null clears it. */
+  readonly credit_limit?: unknown;
 }
 
 const RELATIVE = /^(\d+)\s*([smhd])$/;
@@ -35,6 +37,13 @@ function budgetOf(value: unknown): number | null {
   if (value === null) return null;
   const nano = boundedUsd('budget', value);
   if (nano === undefined || nano < 0) invalid('budget', 'expected a non-negative USD amount with at most 9 decimals, or none');
+  return nano;
+}
+
+function creditLimitOf(value: unknown): number | null {
+  if (value === null) return null;
+  const nano = boundedUsd('credit_limit', value);
+  if (nano === undefined || nano < 0) invalid('credit_limit', 'expected a non-negative USD amount with at most 9 decimals, or none');
   return nano;
 }
 
@@ -63,6 +72,8 @@ export function parseExpiry(value: unknown, now: number): number | null {
   return at;
 }
 
+export { budgetOf, periodOf };
+
 export function toLimitsPatch(input: LimitsInput, now: number): LimitsPatch {
   const patch: { -readonly [F in keyof LimitsPatch]: LimitsPatch[F] } = {};
   if (input.rpm !== undefined) patch.rpm = count('rpm', input.rpm);
@@ -72,5 +83,6 @@ export function toLimitsPatch(input: LimitsInput, now: number): LimitsPatch {
   if (input.budget_period !== undefined) patch.budgetPeriod = periodOf(input.budget_period);
   if (input.expires_at !== undefined) patch.expiresAt = parseExpiry(input.expires_at, now);
   if (input.clamp_max_tokens !== undefined) patch.clampMaxTokens = flagOf('clamp_max_tokens', input.clamp_max_tokens);
+  if (input.credit_limit !== undefined) patch.creditLimit = creditLimitOf(input.credit_limit);
   return patch;
 }

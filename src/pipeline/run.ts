@@ -3,6 +3,7 @@
 // close the reservation once → report. It knows no client shape: the API behind the ClientApi port does
 // the validation, counting, translation and framing. It never throws: it answers with a result and what
 // it leaves for the request's outcome.
+import { availableToKey } from '../billing/available.js';
 import { quoteOf } from '../billing/quote.js';
 import type { JsonObject } from '../json-object.js';
 import { resolveRoute } from '../routing/resolve-route.js';
@@ -41,7 +42,7 @@ export async function runRequest<Body extends JsonObject>(
     if (client.dryRun) {
       // A quote for a request its upstream could not even take would mislead: the first request is built.
       planFor(deps, client, api, route, body);
-      return { ok: true, answer: { kind: 'json', body: quoteOf(sizeHold(deps, hold, budget), client.key.balance - client.key.held) }, report: {} };
+      return { ok: true, answer: { kind: 'json', body: quoteOf(sizeHold(deps, hold, budget), availableToKey(client.key)) }, report: {} };
     }
     const admitted = await admit(deps, client, api, hold, body);
     const first = admitted.plan.candidates[0]!;

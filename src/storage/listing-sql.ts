@@ -97,6 +97,7 @@ export function accountUpdateSql(id: string, change: AccountChange, placeholder:
   if (change.budget !== undefined) set('budget', change.budget);
   if (change.budgetPeriod !== undefined) set('budget_period', change.budgetPeriod);
   if (change.metadata !== undefined) set('metadata', JSON.stringify(change.metadata));
+  if (change.allowedModels !== undefined) set('allowed_models', serialiseAllowList(change.allowedModels));
   if (parts.length === 0) return null;
   values.push(id);
   return { sql: `UPDATE accounts SET ${parts.join(', ')} WHERE id = ${placeholder(values.length)}`, values };

@@ -79,13 +79,14 @@ export interface AccountRow {
   budget_spent: number;
   budget_period_start: number;
   metadata: string;
+  allowed_models: string;
   personal: number | boolean;
   token_prefix: string | null;
   created_at: string;
 }
 
 export const ACCOUNT_COLUMNS =
-  'id, name, balance, held, spent, status, budget, budget_period, budget_spent, budget_period_start, metadata, personal, token_prefix, created_at';
+  'id, name, balance, held, spent, status, budget, budget_period, budget_spent, budget_period_start, metadata, allowed_models, personal, token_prefix, created_at';
 
 const NO_ACCOUNT_LIMITS: AccountLimits = Object.freeze({ budget: null, budgetPeriod: null });
 
@@ -105,6 +106,7 @@ export function accountRecordOf(row: AccountRow): AccountRecord {
     budgetSpent: Number(row.budget_spent),
     budgetPeriodStart: Number(row.budget_period_start),
     metadata: parseMetadata(row.metadata),
+    allowedModels: parseAllowList(row.allowed_models),
     personal: row.personal === true || row.personal === 1,
     tokenPrefix: row.token_prefix,
     createdAt: row.created_at,

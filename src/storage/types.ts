@@ -49,6 +49,8 @@ export interface AccountRecord {
   readonly budgetSpent: Nano;
   readonly budgetPeriodStart: number;
   readonly metadata: KeyMetadata;
+  /** The models the account token may allow its own keys (the operator's bound on self-service). */
+  readonly allowedModels: AllowedModels;
   /** Made for one key by `keys create` without an account. */
   readonly personal: boolean;
   /** The first characters of the self-service token; null: none issued. */
@@ -361,6 +363,7 @@ export interface NewAccount {
   readonly now: number;
   readonly limits?: AccountLimits;
   readonly metadata?: KeyMetadata;
+  readonly allowedModels?: AllowedModels;
 }
 
 /** A change to an account: a field that is absent stays; a null limit clears it. */
@@ -371,6 +374,7 @@ export interface AccountChange {
   readonly budgetPeriod?: BudgetPeriod | null;
   /** Replaces the whole metadata object. */
   readonly metadata?: KeyMetadata;
+  readonly allowedModels?: AllowedModels;
 }
 
 /** One page of accounts, in creation order (created_at, id), after the cursor's account. */

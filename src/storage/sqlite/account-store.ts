@@ -2,7 +2,7 @@
 // adjustments, of an account or of a key's account) are decided here, under the IMMEDIATE transaction's
 // write lock, so a revoke or another credit from another connection is either before or after them.
 import { accountPageSql, accountUpdateSql } from '../listing-sql.js';
-import { ACCOUNT_COLUMNS, accountRecordOf, KEY_COLUMNS, KEY_FROM, keyRecordOf, type AccountRow, type KeyRow } from '../rows.js';
+import { ACCOUNT_COLUMNS, accountRecordOf, serialiseAllowList, KEY_COLUMNS, KEY_FROM, keyRecordOf, type AccountRow, type KeyRow } from '../rows.js';
 import type { AccountChange, AccountPageQuery, AccountRecord, AccountStore, Credit, CreditOutcome, KeyRecord, NewAccount } from '../types.js';
 import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditAccountRow } from '../credit-check.js';
 import type { SqliteDatabase } from './connection.js';
@@ -10,8 +10,8 @@ import type { SqliteDatabase } from './connection.js';
 /** The statements a new account and a credit share with the key store (a personal account is made with its key). */
 export function prepareAccountWrites(db: SqliteDatabase) {
   const insert = db.prepare(
-    `INSERT INTO accounts (id, name, status, budget, budget_period, metadata, personal, created_at)
-     VALUES (@id, @name, 'active', @budget, @budgetPeriod, @metadata, @personal, @createdAt)`,
+    `INSERT INTO accounts (id, name, status, budget, budget_period, metadata, allowed_models, personal, created_at)
+     VALUES (@id, @name, 'active', @budget, @budgetPeriod, @metadata, @allowedModels, @personal, @createdAt)`,
   );
   const addBalance = db.prepare<[number, string]>('UPDATE accounts SET balance = balance + ? WHERE id = ?');
   const insertEntry = db.prepare<[string, string | null, string, string, number, number, string | null]>(
@@ -26,6 +26,7 @@ export function prepareAccountWrites(db: SqliteDatabase) {
         budget: account.limits?.budget ?? null,
         budgetPeriod: account.limits?.budgetPeriod ?? null,
         metadata: JSON.stringify(account.metadata ?? {}),
+        allowedModels: serialiseAllowList(account.allowedModels ?? '*'),
         personal: account.personal ? 1 : 0,
         createdAt: new Date(account.now).toISOString(),
       });

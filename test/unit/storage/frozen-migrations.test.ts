@@ -39,6 +39,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     8: '3d8b7c9f1ed3dd94f709f64fff9ca4e14f83894bdbac567052e3ef5411065cce',
     9: '5ac92d7a53fdf90d8a4ef3913bae338bc696e778294659d74d75a378ce01d2ef',
     10: 'def6d04c2084a173a70e83ba379b3ecd173c38cbb19b6123989af33085066fd4',
+    11: '3dfd991d96a851cd03590d002544e02996f3ff8e740c24d74fdea69ecd365338',
   },
 };
 
