@@ -4,7 +4,7 @@
 // every ledger writer (accounts, then keys), so it never deadlocks with a batch or the sweeper.
 import type { Nano } from '../../billing/money.js';
 import { accountPageSql, accountUpdateSql } from '../listing-sql.js';
-import { ACCOUNT_COLUMNS, accountRecordOf, KEY_COLUMNS, KEY_FROM, keyRecordOf, type AccountRow, type KeyRow } from '../rows.js';
+import { ACCOUNT_COLUMNS, accountRecordOf, KEY_COLUMNS, KEY_FROM, keyRecordOf, serialiseAllowList, type AccountRow, type KeyRow } from '../rows.js';
 import type { AccountChange, AccountPageQuery, AccountRecord, AccountStore, Credit, CreditOutcome, KeyRecord, NewAccount } from '../types.js';
 import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditAccountRow } from '../credit-check.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
@@ -12,14 +12,15 @@ import { inTransaction, type PostgresClient, type PostgresPool } from './connect
 /** Inserts an account (no money yet); the key store makes personal accounts with it too. */
 export async function insertAccount(client: PostgresClient, account: Omit<NewAccount, 'initialBalance' | 'topupRequestId'> & { readonly personal: boolean }): Promise<void> {
   await client.query(
-    `INSERT INTO accounts (id, name, status, budget, budget_period, metadata, personal, created_at)
-     VALUES ($1, $2, 'active', $3, $4, $5, $6, $7)`,
+    `INSERT INTO accounts (id, name, status, budget, budget_period, metadata, allowed_models, personal, created_at)
+     VALUES ($1, $2, 'active', $3, $4, $5, $6, $7, $8)`,
     [
       account.id,
       account.name,
       account.limits?.budget ?? null,
       account.limits?.budgetPeriod ?? null,
       JSON.stringify(account.metadata ?? {}),
+      serialiseAllowList(account.allowedModels ?? '*'),
       account.personal ? 1 : 0,
       new Date(account.now).toISOString(),
     ],

@@ -30,6 +30,7 @@
         budget_spent BIGINT NOT NULL DEFAULT 0,
         budget_period_start BIGINT NOT NULL DEFAULT 0,
         metadata TEXT NOT NULL DEFAULT '{}',
+        allowed_models TEXT NOT NULL DEFAULT '*',  -- what the account token may give its own keys: JSON array, or '*'
         personal INTEGER NOT NULL DEFAULT 0,  -- made for one key by `keys create` without --account
         token_prefix TEXT,                    -- the self-service account token (tga-...): its first characters
         token_hash TEXT UNIQUE,               -- and its SHA-256; NULL: none issued
