@@ -140,11 +140,11 @@
             ORDER BY id FOR UPDATE) locked;
         SELECT array_agg(id ORDER BY id), array_agg(held ORDER BY id), array_agg(spent ORDER BY id),
             array_agg(status ORDER BY id), array_agg(expires_at ORDER BY id), array_agg(budget_spent ORDER BY id),
-            array_agg(budget_period_start ORDER BY id), array_agg(credit_limit ORDER BY id), array_agg(account_id ORDER BY id), array_agg(false)
-          INTO k_id, k_held, k_spent, k_status, k_expires, k_bspent, k_bstart, k_credit, k_account, k_dirty
+            array_agg(budget_period_start ORDER BY id), array_agg(credit_limit ORDER BY id), array_agg(account_id ORDER BY id),
+            array_agg(array_position(a_id, account_id) ORDER BY id), array_agg(false)
+          INTO k_id, k_held, k_spent, k_status, k_expires, k_bspent, k_bstart, k_credit, k_account, k_acct, k_dirty
           FROM (SELECT id, held, spent, status, expires_at, budget_spent, budget_period_start, credit_limit, account_id FROM api_keys
             WHERE id = ANY (v_keys) ORDER BY id FOR UPDATE) locked;
-        k_acct := ARRAY(SELECT array_position(a_id, t.account_id) FROM unnest(k_account) WITH ORDINALITY AS t(account_id, n) ORDER BY t.n);
         SELECT array_agg(request_id ORDER BY request_id), array_agg(key_id ORDER BY request_id), array_agg(amount ORDER BY request_id),
             array_agg(status ORDER BY request_id), array_agg(expires_at ORDER BY request_id), array_agg(created_at ORDER BY request_id),
             array_agg(settled_at ORDER BY request_id), array_agg(seq ORDER BY request_id), array_agg(false), array_agg(false)
