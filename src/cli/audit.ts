@@ -15,7 +15,7 @@ export function registerAuditCommand(program: Command): void {
       if (opts.json) printJson({ ok: report.ok, violations: report.violations.map(violationJson) });
       else if (report.ok) process.stdout.write('audit: no violations\n');
       else {
-        for (const v of report.violations) process.stdout.write(`VIOLATION ${v.check} key=${v.keyId}${v.requestId ? ` request=${v.requestId}` : ''}: ${v.detail}\n`);
+        for (const v of report.violations) process.stdout.write(`VIOLATION ${v.check} ${v.keyId === null ? `account=${v.accountId}` : `key=${v.keyId}`}${v.requestId ? ` request=${v.requestId}` : ''}: ${v.detail}\n`);
         process.stdout.write(`audit: ${report.violations.length} violation(s)\n`);
       }
       if (!report.ok) process.exitCode = 1;

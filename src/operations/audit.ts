@@ -19,5 +19,11 @@ export async function auditLedger(store: Store, config: Config, options: { reado
 
 /** The JSON shape of a violation (CLI --json and the admin API). */
 export function violationJson(violation: LedgerViolation): ViolationJson {
-  return { check: violation.check, key_id: violation.keyId, request_id: violation.requestId, detail: violation.detail };
+  return {
+    check: violation.check,
+    key_id: violation.keyId,
+    ...(violation.accountId !== undefined ? { account_id: violation.accountId } : {}),
+    request_id: violation.requestId,
+    detail: violation.detail,
+  };
 }

@@ -277,7 +277,9 @@ export type LedgerEntryJson = {
 /** One broken billing invariant (`tollgate audit --json`, GET /admin/v1/audit). */
 export type ViolationJson = {
   check: string;
-  key_id: string;
+  /** null for an account's check (account_cached_balance, account_vs_keys): account_id names it. */
+  key_id: string | null;
+  account_id?: string;
   request_id: string | null;
   detail: string;
 };

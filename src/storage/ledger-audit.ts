@@ -127,9 +127,10 @@ export function violationsFrom(rows: AuditRows): LedgerViolation[] {
       if (cached !== derived) {
         out.push({
           check: 'account_cached_balance',
-          keyId: str(row.account_id),
+          keyId: null,
+          accountId: str(row.account_id),
           requestId: null,
-          detail: `account ${str(row.account_id)}: cached ${field} ${cached} != ${derived} derived from its ledger entries (nano-dollars)`,
+          detail: `cached ${field} ${cached} != ${derived} derived from its ledger entries (nano-dollars)`,
         });
       }
     }
@@ -139,9 +140,10 @@ export function violationsFrom(rows: AuditRows): LedgerViolation[] {
       if (n(row[field]) !== n(row[`keys_${field}`])) {
         out.push({
           check: 'account_vs_keys',
-          keyId: str(row.account_id),
+          keyId: null,
+          accountId: str(row.account_id),
           requestId: null,
-          detail: `account ${str(row.account_id)}: ${field} ${n(row[field])} != ${n(row[`keys_${field}`])}, the sum of its keys' ${field}`,
+          detail: `${field} ${n(row[field])} != ${n(row[`keys_${field}`])}, the sum of its keys' ${field}`,
         });
       }
     }

@@ -330,10 +330,12 @@ export interface AuditScope {
 export interface LedgerViolation {
   /**
    * cached_balance, held_vs_active_holds, hold_ends, capture_without_usage, entry_without_hold,
-   * expired_hold_active; account_cached_balance and account_vs_keys (keyId is then the account's id).
+   * expired_hold_active; account_cached_balance and account_vs_keys (an account's: keyId null).
    */
   readonly check: string;
-  readonly keyId: string;
+  readonly keyId: string | null;
+  /** The account of an account check. */
+  readonly accountId?: string;
   readonly requestId: string | null;
   readonly detail: string;
 }

@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, admin, adminDialects, adminOk, assertError, startAdminE2E,
 import { call, parseJsonOutput, type Json } from '../support/e2e.js';
 
 /** The fields that differ between two keys issued the same way. */
-const IDENTITY = ['id', 'prefix', 'created_at', 'key', 'name'];
+const IDENTITY = ['id', 'prefix', 'created_at', 'key', 'name', 'account_id'];
 const comparable = (key: Json) => Object.fromEntries(Object.entries(key).filter(([k]) => !IDENTITY.includes(k)));
 
 for (const dialect of await adminDialects()) {

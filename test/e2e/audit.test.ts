@@ -53,17 +53,18 @@ describe('tollgate audit', () => {
 
   test('a cached balance off by 1 is named, exit 1', async () => {
     const { keyId } = served[0]!;
-    writeDb(e.gw.dbPath, 'UPDATE api_keys SET balance = balance + 1 WHERE id = ?', keyId);
+    // The money is the key's (personal) account's.
+    writeDb(e.gw.dbPath, 'UPDATE accounts SET balance = balance + 1 WHERE id = (SELECT account_id FROM api_keys WHERE id = ?)', keyId);
     const res = await audit('--key', keyId);
     assert.equal(res.code, 1);
-    assert.match(res.stdout, new RegExp(`VIOLATION cached_balance key=${keyId}: cached balance \\d+ != \\d+ derived`));
+    assert.match(res.stdout, new RegExp(`VIOLATION account_cached_balance account=acct_\\w+: cached balance \\d+ != \\d+ derived`));
   });
 
   test('a hold with two ends is named with its request, exit 1', async () => {
     const { keyId, requestId } = served[1]!;
     writeDb(
       e.gw.dbPath,
-      "INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, seq) SELECT key_id, request_id, 'release', amount, 0, 99 FROM holds WHERE request_id = ?",
+      "INSERT INTO ledger_entries (account_id, key_id, request_id, kind, amount, created_at, seq) SELECT k.account_id, h.key_id, h.request_id, 'release', h.amount, 0, 99 FROM holds h JOIN api_keys k ON k.id = h.key_id WHERE h.request_id = ?",
       requestId,
     );
     const json = parseJsonOutput<Json>({ ...(await audit('--key', keyId, '--json')), code: 0 }, 'audit --json');
@@ -89,8 +90,9 @@ describe('tollgate audit', () => {
     try {
       db.transaction(() => {
         db.prepare("INSERT INTO holds (request_id, key_id, amount, status, expires_at, created_at) VALUES ('req-stuck', ?, 5, 'active', 1000, 0)").run(keyId);
-        db.prepare("INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES (?, 'req-stuck', 'hold', 5, 0)").run(keyId);
+        db.prepare("INSERT INTO ledger_entries (account_id, key_id, request_id, kind, amount, created_at) SELECT account_id, id, 'req-stuck', 'hold', 5, 0 FROM api_keys WHERE id = ?").run(keyId);
         db.prepare('UPDATE api_keys SET held = held + 5 WHERE id = ?').run(keyId);
+        db.prepare('UPDATE accounts SET held = held + 5 WHERE id = (SELECT account_id FROM api_keys WHERE id = ?)').run(keyId);
       })();
     } finally {
       db.close();
@@ -102,7 +104,7 @@ describe('tollgate audit', () => {
   test('the whole database lists every violation', async () => {
     const res = await audit();
     assert.equal(res.code, 1);
-    for (const check of ['cached_balance', 'hold_ends', 'capture_without_usage', 'expired_hold_active']) assert.match(res.stdout, new RegExp(`VIOLATION ${check} `));
+    for (const check of ['account_cached_balance', 'hold_ends', 'capture_without_usage', 'expired_hold_active']) assert.match(res.stdout, new RegExp(`VIOLATION ${check} `));
   });
 });
 
@@ -124,10 +126,10 @@ describe('audit on PostgreSQL', { skip: pgSkip }, () => {
       const client = new pg.default.Client({ connectionString: schema.url });
       await client.connect();
       await client.query("DELETE FROM usage_records WHERE request_id = 'r1'");
-      await client.query("UPDATE api_keys SET balance = balance - 1 WHERE id = 'key_pg'");
+      await client.query("UPDATE accounts SET balance = balance - 1 WHERE id = 'acct_pg'");
       await client.end();
       const found = await store.ledger.findViolations({ keyId: 'key_pg', staleBefore: now });
-      assert.deepEqual(found.map((v) => [v.check, v.requestId]).sort(), [['cached_balance', null], ['capture_without_usage', 'r1']]);
+      assert.deepEqual(found.map((v) => [v.check, v.requestId]).sort(), [['account_cached_balance', null], ['capture_without_usage', 'r1']]);
     } finally {
       await store.close();
       await schema.drop();
@@ -151,7 +153,11 @@ describe('GET /admin/v1/audit', () => {
     writeDb(a.gw.dbPath, 'UPDATE api_keys SET spent = spent + 1 WHERE id = ?', key.id);
     const report = await adminOk(a.gw, 'GET', `/audit?key_id=${key.id}`);
     assert.equal(report.ok, false);
-    assert.deepEqual(report.violations.map((v: Json) => [v.check, v.key_id]), [['cached_balance', key.id]]);
+    // The key's cached spent is off, so its account's spent no longer equals the sum of its keys'.
+    assert.deepEqual(report.violations.map((v: Json) => [v.check, v.key_id, v.account_id]), [
+      ['cached_balance', key.id, undefined],
+      ['account_vs_keys', null, key.account_id],
+    ]);
     assert.match(report.violations[0].detail, /cached spent/);
     assertError(await admin(a.gw, 'GET', '/audit?bogus=1'), 400, 'invalid_request');
     // (The admin API also sets a key's clamp_max_tokens.)

@@ -39,7 +39,7 @@ interface LedgerReader {
 }
 
 const SNAPSHOT_SQL = {
-  key: 'SELECT balance, held, spent FROM api_keys WHERE id = $1',
+  key: 'SELECT a.balance, k.held, k.spent FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = $1',
   derived: DERIVED_BALANCES_SQL.replace('?', '$1'),
   topups: "SELECT COALESCE(SUM(amount), 0) AS n FROM ledger_entries WHERE key_id = $1 AND kind = 'topup'",
   active: "SELECT COUNT(*) AS n FROM holds WHERE key_id = $1 AND status = 'active'",

@@ -163,11 +163,14 @@ describe('models and key endpoints', () => {
     assert.deepEqual(Object.keys(res.json), ['data']);
     const data = res.json.data;
     assert.deepEqual(Object.keys(data).sort(), [
+      'account',
       'allowed_models',
       'available',
       'balance',
       'budget_resets_at',
       'budget_used',
+      'credit_left',
+      'credit_limit',
       'expires_at',
       'held',
       'id',

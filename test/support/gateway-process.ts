@@ -44,6 +44,8 @@ export interface CreatedKey {
   id: string;
   key: string;
   name: string;
+  /** The key's personal account (keys these tests create have one). */
+  account_id: string;
   balance: number;
   allowed_models: string[] | '*';
 }
@@ -203,7 +205,8 @@ export function usageRowOf(dbPath: string, requestId: string): { status: number;
 /** Reads a key's ledger state from the SQLite file. */
 export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
   return readDatabase(dbPath, (db) => {
-    const key = db.prepare('SELECT balance, held, spent FROM api_keys WHERE id = ?').get(keyId) as
+    // A key's balance is its account's (a personal account's, for the keys these tests make).
+    const key = db.prepare('SELECT a.balance, k.held, k.spent FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ?').get(keyId) as
       | { balance: number; held: number; spent: number }
       | undefined;
     if (!key) throw new Error(`no key ${keyId}`);

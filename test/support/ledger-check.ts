@@ -270,7 +270,7 @@ const SAMPLER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.betterSqlite3);
 const db = new Database(workerData.dbPath, { readonly: true, fileMustExist: true });
-const keyRow = db.prepare('SELECT balance, held, spent FROM api_keys WHERE id = ?');
+const keyRow = db.prepare('SELECT a.balance, k.held, k.spent FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ?');
 const derivedRow = db.prepare(workerData.derivedSql);
 const activeRow = db.prepare("SELECT COUNT(*) AS n, COALESCE(SUM(amount), 0) AS total FROM holds WHERE key_id = ? AND status = 'active'");
 const snapshot = db.transaction(() => ({ key: keyRow.get(workerData.keyId), derived: derivedRow.get(workerData.keyId), active: activeRow.get(workerData.keyId) }));
