@@ -36,7 +36,14 @@ function namePrefixOf(value: unknown): string | undefined {
   throw new GatewayError('invalid_request', { param: 'name', message: "Invalid 'name': expected a name prefix." });
 }
 
-export async function listKeys(store: Store, config: Config, input: KeyListInput = {}, now = Date.now()): Promise<ListPage<KeyJson>> {
+/** `scope.accountId`: only that account's keys (an account token's holder sees no other). */
+export async function listKeys(
+  store: Store,
+  config: Config,
+  input: KeyListInput = {},
+  now = Date.now(),
+  scope: Pick<KeyPageQuery, 'accountId'> = {},
+): Promise<ListPage<KeyJson>> {
   const limit = pageSize(input.limit);
   const status = statusOf(input.status);
   const namePrefix = namePrefixOf(input.name);
@@ -44,6 +51,7 @@ export async function listKeys(store: Store, config: Config, input: KeyListInput
   const query: KeyPageQuery = {
     ...(status ? { status } : {}),
     ...(namePrefix ? { namePrefix } : {}),
+    ...(scope.accountId !== undefined ? { accountId: scope.accountId } : {}),
     ...(after ? { after: { createdAt: after.c, id: after.i } } : {}),
     limit: limit + 1,
   };
