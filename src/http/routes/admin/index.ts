@@ -3,6 +3,7 @@
 // must be JSON (or bodiless) and take an Idempotency-Key.
 import type { FastifyInstance } from 'fastify';
 import { useManagementJson } from '../../management-json.js';
+import { registerAccountRoutes } from './account-routes.js';
 import type { AdminDeps } from './admin-deps.js';
 import { adminTokenCheck } from './admin-auth.js';
 import { registerAuditRoute } from './audit-routes.js';
@@ -20,6 +21,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
         requireAdminToken(request.headers.authorization);
       });
       registerKeyRoutes(api, deps);
+      registerAccountRoutes(api, deps);
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
     },
