@@ -15,6 +15,9 @@ const USAGE = `usage: npm run bench -- [options]
                       Codex turn (POST /v1/responses, streamed), direct and via Tollgate (~1 min more; implied by
                       --only naming one of them)
   --idempotency       add Tollgate scenarios where every request carries its own Idempotency-Key
+  --accounts          add chat through 10 keys of one hot account (SQLite; with --postgres also on PostgreSQL):
+                      every request admits against its key's caps and the one account row (implied by --only
+                      naming tollgate-account-chat or pg-account-chat)
   --postgres URL      also run the ledger on PostgreSQL at URL (a fresh schema, dropped afterwards): one gateway on
                       the hot key, one on 100 keys, and 3 gateways on one database, beside the SQLite figures
   --limits            give the benchmark key rpm, tpm, max_concurrent and a daily budget (set high: never refusing,
@@ -43,6 +46,7 @@ export function parseOptions(argv) {
       embeddings: { type: 'boolean', default: false },
       agents: { type: 'boolean', default: false },
       idempotency: { type: 'boolean', default: false },
+      accounts: { type: 'boolean', default: false },
       postgres: { type: 'string' },
       limits: { type: 'boolean', default: false },
       redis: { type: 'string' },
@@ -70,6 +74,7 @@ export function parseOptions(argv) {
     embeddings: values.embeddings,
     agents: values.agents || (only ?? []).some((id) => AGENT_SCENARIO.test(id)),
     idempotency: values.idempotency,
+    accounts: values.accounts || (only ?? []).some((id) => id.endsWith('account-chat')),
     postgresUrl: values.postgres,
     limits: values.limits,
     redisUrl: values.redis,

@@ -113,6 +113,8 @@ const VIA = {
   portkey: 'via Portkey',
   'tollgate-pg': 'PostgreSQL, 1 gateway, hot key',
   'tollgate-pg-keys': 'PostgreSQL, 1 gateway, 100 keys',
+  'tollgate-account': 'via Tollgate, 10 keys of one account',
+  'tollgate-pg-account': 'PostgreSQL, 1 gateway, 10 keys of one account',
   'tollgate-pg2': 'PostgreSQL, 2 gateways, hot key',
   'tollgate-pg3': 'PostgreSQL, 3 gateways, hot key',
 };

@@ -27,12 +27,14 @@ async function main() {
 
   const mock = await startMock({ agents: options.agents });
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags, agents: options.agents };
+  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags, agents: options.agents, accounts: options.accounts };
   // SQLite, one process: the reference every PostgreSQL row is compared with.
   const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, undefined, gatewayOptions);
   const pg = pgSchema ? await startPostgresGateways(tempDir, mock.url, pgSchema.url, gatewayOptions) : undefined;
   const portkey = options.portkeyDir ? await startPortkey(options.portkeyDir) : undefined;
-  const procs = { mock, tollgate, portkey, pg };
+  // --accounts: 10 keys of one hot account, beside the one-key rows (which are a personal account's).
+  const accountKeys = options.accounts ? await createSpreadKeys(tollgate.database, 10, { sharedAccount: true }) : undefined;
+  const procs = { mock, tollgate, portkey, pg, accountKeys };
   const scenarios = buildScenarios(procs, options);
   if (scenarios.length === 0) throw new Error(`--only matched no scenario`);
   const idle = await idleMemory(scenarios, [tollgate, portkey].filter(Boolean));
@@ -50,7 +52,9 @@ async function main() {
   for (const p of [tollgate, portkey, ...(pg?.gateways ?? [])].filter(Boolean)) memory[p.name] = { idleRssMb: idle[p.name], ...memoryMb(p.child.pid) };
   await stopAll();
   const billing = {};
-  if (results.some((r) => r.via === 'tollgate')) billing.sqlite = await billingCheck(tollgate.database, results, undefined, idle.tollgateRequests);
+  if (results.some((r) => r.via === 'tollgate' || r.via === 'tollgate-account')) {
+    billing.sqlite = await billingCheck(tollgate.database, results, (via) => via === 'tollgate' || via === 'tollgate-idem' || via === 'tollgate-account', idle.tollgateRequests);
+  }
   if (pg) billing.postgres = await billingCheck(pgSchema.url, results, (via) => via.startsWith('tollgate-pg'));
   await pgSchema?.drop();
   const summary = summarise(results, scenarios);
@@ -88,7 +92,8 @@ async function startPostgresGateways(tempDir, mockUrl, database, gatewayOptions)
   // One at a time: each migrates (a no-op after the first) and creates a key through the CLI.
   for (let i = 1; i <= 3; i++) gateways.push(await startGateway(join(tempDir, `pg-${i}`), mockUrl, undefined, database, { ...gatewayOptions, name: `tollgate-pg-${i}` }));
   const spreadKeys = await createSpreadKeys(database, 100);
-  return { gateways, spreadKeys };
+  const accountKeys = gatewayOptions.accounts ? await createSpreadKeys(database, 10, { sharedAccount: true }) : undefined;
+  return { gateways, spreadKeys, accountKeys };
 }
 
 main().catch(async (err) => {

@@ -54,6 +54,11 @@ export function buildScenarios(procs, opts) {
     }
   }
   if (opts.agents) scenarios.push(...agentScenarios(direct, viaTollgate));
+  if (procs.accountKeys) {
+    // --accounts: the chat again, each request on the next of 10 keys of one account (one hot account row).
+    const { key: _key, headers: _headers, ...route } = viaTollgate;
+    scenarios.push({ id: 'tollgate-account-chat', label: 'chat, SQLite, 10 keys of one account', kind: 'chat', ...route, via: 'tollgate-account', headers: [], bearerRotate: procs.accountKeys, path: '/chat/completions', body: chat(route.model, false), stream: false });
+  }
   if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
   if (opts.embeddings) {
     for (const route of [direct, viaTollgate]) scenarios.push({ id: `${route.via}-embed`, kind: 'embed', ...route, path: '/embeddings', body: embed(route.embedModel), stream: false });
@@ -125,6 +130,9 @@ function postgresScenarios(pg, body) {
   return [
     { id: 'pg-chat', label: 'chat, PostgreSQL, 1 gateway, hot key', via: 'tollgate-pg', subject: first, url: first.url, headers: hot, ...base },
     { id: 'pg-chat-100-keys', label: 'chat, PostgreSQL, 1 gateway, 100 keys', via: 'tollgate-pg-keys', subject: first, url: first.url, headers: [], bearerRotate: pg.spreadKeys, ...base },
+    ...(pg.accountKeys
+      ? [{ id: 'pg-account-chat', label: 'chat, PostgreSQL, 1 gateway, 10 keys of one account', via: 'tollgate-pg-account', subject: first, url: first.url, headers: [], bearerRotate: pg.accountKeys, ...base }]
+      : []),
     shared(2),
     shared(3),
   ];
