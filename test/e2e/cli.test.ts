@@ -13,6 +13,7 @@ import { chatCostNano, usdToNano } from '../support/money.js';
 
 const SECRET = 'sk-mock-upstream-secret';
 const KEY_FIELDS = [
+  'account_id',
   'allowed_models',
   'available',
   'balance',
@@ -20,6 +21,8 @@ const KEY_FIELDS = [
   'budget_used',
   'clamp_max_tokens',
   'created_at',
+  'credit_left',
+  'credit_limit',
   'expires_at',
   'held',
   'id',
@@ -27,6 +30,7 @@ const KEY_FIELDS = [
   'metadata',
   'name',
   'prefix',
+  'spent',
   'status',
 ];
 const USAGE_FIELDS = [

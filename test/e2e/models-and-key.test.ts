@@ -163,11 +163,14 @@ describe('models and key endpoints', () => {
     assert.deepEqual(Object.keys(res.json), ['data']);
     const data = res.json.data;
     assert.deepEqual(Object.keys(data).sort(), [
+      'account',
       'allowed_models',
       'available',
       'balance',
       'budget_resets_at',
       'budget_used',
+      'credit_left',
+      'credit_limit',
       'expires_at',
       'held',
       'id',
@@ -182,6 +185,9 @@ describe('models and key endpoints', () => {
     assert.equal(data.held, 0);
     assert.equal(data.available, 5);
     assert.equal(data.usage, 0);
+    assert.equal(data.credit_limit, null);
+    assert.equal(data.credit_left, null);
+    assert.deepEqual(data.account, { id: `acct_${String(limited.id).slice(4)}`, name: 'limited', personal: true, available: 5 }, "a key made without an account has its own, personal one");
     assert.deepEqual([...data.allowed_models].sort(), ['embed-test', 'gpt-test']);
 
     const fullRes = await call(e.gw, 'GET', '/key', { key: full.key });
