@@ -7,6 +7,7 @@ import { adjustKey, topUpKey } from '../operations/key-money.js';
 import { issueKey, requireKey, revokeKey, rotateKey, setKeyLimits, setKeyModels } from '../operations/keys.js';
 import { walkKeys } from '../operations/list-keys.js';
 import { usageJson, usagePage } from '../operations/usage.js';
+import type { KeyJson } from '../operations/json-types.js';
 import type { LimitsInput } from '../operations/limits-input.js';
 import type { Config } from '../config/types.js';
 import type { KeyRecord } from '../storage/types.js';
@@ -14,6 +15,9 @@ import { CliError, withStore } from './context.js';
 import { limitsText, modelsText, printJson, printTable, usd, usdFigure } from './format.js';
 
 const RECENT_USAGE_ROWS = 20;
+
+/** The id of the personal account a key made without one has (storage/rows.ts personalAccountId). */
+const personalAccountOf = (keyId: string): string => `acct_${keyId.startsWith('key_') ? keyId.slice(4) : keyId}`;
 
 interface LimitFlags {
   rpm?: string;
@@ -23,6 +27,7 @@ interface LimitFlags {
   budgetPeriod?: string;
   expires?: string;
   clampMaxTokens?: string;
+  creditLimit?: string;
 }
 
 /** Flags as the operations read them: absent stays, `none` clears (null). */
@@ -36,6 +41,7 @@ function limitsInput(flags: LimitFlags): LimitsInput {
     budget_period: value(flags.budgetPeriod),
     expires_at: value(flags.expires),
     clamp_max_tokens: flags.clampMaxTokens,
+    credit_limit: value(flags.creditLimit),
   };
 }
 
@@ -46,6 +52,17 @@ function modelList(list: string): string[] {
     .filter(Boolean);
 }
 
+/** A personal account (made for this key alone) is named as such; another account by its id and name. */
+function accountText(key: KeyRecord): string {
+  return key.account.personal ? `${key.accountId} (personal)` : `${key.accountId} (${key.account.name})`;
+}
+
+/** A key's credit limit and limits in a few words: "credit $10, rpm 60" or "none". */
+function capsText(k: KeyJson): string {
+  const parts = [k.credit_limit === null ? '' : `credit ${usdFigure(k.credit_limit)}`, limitsText(k)].filter((t) => t !== '' && t !== 'none');
+  return parts.join(', ') || 'none';
+}
+
 function printKey(key: KeyRecord, config: Config): void {
   const object = keyObject(key, config);
   printTable(
@@ -54,9 +71,14 @@ function printKey(key: KeyRecord, config: Config): void {
       ['id', key.id],
       ['name', key.name],
       ['prefix', `${key.prefix}...`],
-      ['balance', usd(key.balance)],
-      ['held', usd(key.held)],
-      ['available', usd(key.balance - key.held)],
+      ['account', accountText(key)],
+      // A personal account's money is the key's own; a shared one's is said to be the account's.
+      ['balance', key.account.personal ? usdFigure(object.balance) : `${usdFigure(object.balance)} (the account's)`],
+      ['held', key.account.personal ? usdFigure(object.held) : `${usdFigure(object.held)} (the account's; this key's: ${usd(key.held)})`],
+      ['available', usdFigure(object.available)],
+      ['spent', usdFigure(object.spent)],
+      ['credit limit', object.credit_limit === null ? 'none' : usdFigure(object.credit_limit)],
+      ['credit left', object.credit_left === null ? '-' : usdFigure(object.credit_left)],
       ['models', modelsText(key.allowedModels)],
       ['limits', limitsText(object)],
       ['budget used', object.budget_used === null ? '-' : `${usdFigure(object.budget_used)} (resets ${String(object.budget_resets_at)})`],
@@ -70,6 +92,7 @@ function printKey(key: KeyRecord, config: Config): void {
 function withLimitFlags(command: Command, clearable: boolean): Command {
   const or = clearable ? '|none' : '';
   return command
+    .option('--credit-limit <usd>', `USD the key may ever spend, of its account's money (USD${or})`)
     .option('--rpm <n>', `requests per rolling 60 s (N${or})`)
     .option('--tpm <n>', `tokens per rolling 60 s (N${or})`)
     .option('--max-concurrent <n>', `requests in flight at once (N${or})`)
@@ -89,27 +112,29 @@ export function registerKeyCommands(program: Command): void {
       .command('create')
       .description('issue a key; the secret is printed once')
       .requiredOption('--name <name>', 'a label for the key')
-      .option('--balance <usd>', 'initial prepaid balance in USD', '0')
+      .option('--account <id>', 'the account the key draws on (default: a personal account made for the key)')
+      .option('--balance <usd>', "initial prepaid balance in USD of the key's personal account (default 0; not with --account)")
       .option('--models <ids>', 'comma-separated model IDs the key may use')
       .option('--all-models', 'the key may use every configured model (the default)'),
     false,
   )
     .option('--json', 'print one JSON object')
-    .action(async (opts: LimitFlags & { name: string; balance: string; models?: string; allModels?: boolean; json?: boolean }, command: Command) => {
+    .action(async (opts: LimitFlags & { name: string; account?: string; balance?: string; models?: string; allModels?: boolean; json?: boolean }, command: Command) => {
       if (opts.models !== undefined && opts.allModels) throw new CliError('use either --models or --all-models, not both');
-      const balance = usdAmount('--balance', opts.balance, { allowZero: true });
+      const balance = opts.balance === undefined ? undefined : usdAmount('--balance', opts.balance, { allowZero: true });
       await withStore(command, async (store, config) => {
         const { key, secret } = await issueKey(store, config, {
           name: opts.name,
-          balance,
+          ...(opts.account !== undefined ? { accountId: opts.account } : {}),
+          ...(balance !== undefined ? { balance } : {}),
           allowedModels: opts.models === undefined ? '*' : modelList(opts.models),
           limits: limitsInput(opts),
         });
         if (opts.json) return printJson({ ...keyObject(key, config), key: secret });
         // The secret alone on the first line, in the same write as the rest: `... | head -1` keeps it.
-        process.stdout.write(
-          `${secret}\nCreated key ${key.id} (${key.name}): balance ${usd(key.balance)}, ${modelsText(key.allowedModels)}.\n${SECRET_NOTE}\n`,
-        );
+        const where = key.account.personal ? `balance ${usd(key.balance)}` : `in account ${key.accountId} (available ${usd(key.account.balance - key.account.held)})`;
+        const cap = key.creditLimit === null ? '' : `, credit limit ${usd(key.creditLimit)}`;
+        process.stdout.write(`${secret}\nCreated key ${key.id} (${key.name}): ${where}${cap}, ${modelsText(key.allowedModels)}.\n${SECRET_NOTE}\n`);
       });
     });
 
@@ -119,21 +144,22 @@ export function registerKeyCommands(program: Command): void {
     .option('--json', 'print a JSON array')
     .action(async (opts: { json?: boolean }, command: Command) => {
       await withStore(command, async (store, config) => {
-        const all: Record<string, unknown>[] = [];
+        const all: KeyJson[] = [];
         for await (const key of walkKeys(store, config)) all.push(key);
         if (opts.json) return printJson(all);
         const now = new Date().toISOString();
         printTable(
-          ['ID', 'NAME', 'PREFIX', 'BALANCE', 'HELD', 'AVAILABLE', 'MODELS', 'LIMITS', 'STATUS'],
+          ['ID', 'NAME', 'PREFIX', 'ACCOUNT', 'BALANCE', 'HELD', 'AVAILABLE', 'MODELS', 'LIMITS', 'STATUS'],
           all.map((k) => [
             String(k.id),
             String(k.name),
             `${String(k.prefix)}...`,
+            k.account_id === personalAccountOf(k.id) ? 'personal' : k.account_id,
             usdFigure(k.balance),
             usdFigure(k.held),
             usdFigure(k.available),
             k.allowed_models === '*' ? 'all models' : (k.allowed_models as string[]).join(',') || '(none)',
-            limitsText(k),
+            capsText(k),
             k.expires_at !== null && (k.expires_at as string) <= now ? 'expired' : String(k.status),
           ]),
         );
@@ -177,7 +203,10 @@ export function registerKeyCommands(program: Command): void {
         const before = await requireKey(store, id);
         const key = await topUpKey(store, id, amountText, opts.note);
         if (opts.json) return printJson(keyObject(key, config));
-        process.stdout.write(`Topped up ${key.id} by ${usd(key.balance - before.balance)}: balance ${usd(key.balance)}, available ${usd(key.balance - key.held)}.\n`);
+        // The money is the account's: say which one was credited.
+        process.stdout.write(
+          `Topped up account ${key.accountId} (key ${key.id}) by ${usd(key.balance - before.balance)}: balance ${usd(key.balance)}, available ${usd(key.balance - key.account.held)}.\n`,
+        );
       });
     });
 
@@ -190,7 +219,9 @@ export function registerKeyCommands(program: Command): void {
       await withStore(command, async (store, config) => {
         const key = await adjustKey(store, id, amountText, opts.reason);
         if (opts.json) return printJson(keyObject(key, config));
-        process.stdout.write(`Adjusted ${key.id} by ${amountText} USD: balance ${usd(key.balance)}, available ${usd(key.balance - key.held)}.\n`);
+        process.stdout.write(
+          `Adjusted account ${key.accountId} (key ${key.id}) by ${amountText} USD: balance ${usd(key.balance)}, available ${usd(key.balance - key.account.held)}.\n`,
+        );
       });
     });
 
@@ -226,13 +257,14 @@ export function registerKeyCommands(program: Command): void {
     .action(async (id: string, opts: LimitFlags & { json?: boolean }, command: Command) => {
       const input = limitsInput(opts);
       if (Object.values(input).every((v) => v === undefined)) {
-        throw new CliError('give at least one of --rpm, --tpm, --max-concurrent, --budget, --budget-period, --expires, --clamp-max-tokens');
+        throw new CliError('give at least one of --credit-limit, --rpm, --tpm, --max-concurrent, --budget, --budget-period, --expires, --clamp-max-tokens');
       }
       await withStore(command, async (store, config) => {
         const key = await setKeyLimits(store, id, input);
         const object = keyObject(key, config);
         if (opts.json) return printJson(object);
-        process.stdout.write(`Key ${key.id}: ${limitsText(object)}; expires ${(object.expires_at as string | null) ?? 'never'}.\n`);
+        const cap = object.credit_limit === null ? 'no credit limit' : `credit limit ${usdFigure(object.credit_limit)} (${usdFigure(object.credit_left)} left)`;
+        process.stdout.write(`Key ${key.id}: ${cap}; ${limitsText(object)}; expires ${(object.expires_at as string | null) ?? 'never'}.\n`);
       });
     });
 

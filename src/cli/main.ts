@@ -15,6 +15,7 @@ import { CliError } from './cli-error.js';
 const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) => void>>> = {
   serve: async () => (await import('./serve.js')).registerServeCommand,
   keys: async () => (await import('./keys.js')).registerKeyCommands,
+  accounts: async () => (await import('./accounts.js')).registerAccountCommands,
   usage: async () => (await import('./usage.js')).registerUsageCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
   config: async () => (await import('./config-check.js')).registerConfigCommands,

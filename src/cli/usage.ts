@@ -8,6 +8,7 @@ import { printJson, printTable, usd } from './format.js';
 
 interface UsageOptions {
   key?: string;
+  account?: string;
   model?: string;
   status?: string;
   endpoint?: string;
@@ -23,6 +24,7 @@ export function registerUsageCommand(program: Command): void {
     .command('usage')
     .description('per-request usage rows, oldest first')
     .option('--key <id>', 'only this key')
+    .option('--account <id>', "only this account's keys")
     .option('--model <id>', 'only this model')
     .option('--status <status>', 'only this HTTP status, or a class: 2xx, 4xx, 5xx, error (400 and above)')
     .option('--endpoint <api>', 'only this client API: chat, embeddings, messages, responses')
@@ -37,6 +39,7 @@ export function registerUsageCommand(program: Command): void {
       await withStore(command, async (store) => {
         const filter = {
           key_id: opts.key,
+          account_id: opts.account,
           model: opts.model,
           status: opts.status,
           endpoint: opts.endpoint,

@@ -6,7 +6,7 @@ import type { Nano } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { generateKeyId, generateKeySecret, hashKeySecret, keyPrefix } from '../keys/secret.js';
-import type { AllowedModels, KeyChange, KeyRecord, Store } from '../storage/types.js';
+import type { KeyChange, KeyRecord, Store } from '../storage/types.js';
 import { requireAccount } from './accounts.js';
 import { allowedModelsOf } from './allowed-models.js';
 import { toLimitsPatch, type LimitsInput } from './limits-input.js';

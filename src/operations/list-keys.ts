@@ -12,6 +12,8 @@ export interface KeyListInput {
   readonly status?: unknown;
   /** A name prefix. */
   readonly name?: unknown;
+  /** Only the keys of this account. */
+  readonly account_id?: unknown;
   readonly limit?: unknown;
   readonly after?: unknown;
 }
@@ -40,10 +42,14 @@ export async function listKeys(store: Store, config: Config, input: KeyListInput
   const limit = pageSize(input.limit);
   const status = statusOf(input.status);
   const namePrefix = namePrefixOf(input.name);
+  if (input.account_id !== undefined && (typeof input.account_id !== 'string' || input.account_id === '')) {
+    throw new GatewayError('invalid_request', { param: 'account_id', message: "Invalid 'account_id': expected an account id." });
+  }
   const after = input.after === undefined ? undefined : decodeCursor('keys', input.after, isKeyPosition);
   const query: KeyPageQuery = {
     ...(status ? { status } : {}),
     ...(namePrefix ? { namePrefix } : {}),
+    ...(input.account_id !== undefined ? { accountId: input.account_id } : {}),
     ...(after ? { after: { createdAt: after.c, id: after.i } } : {}),
     limit: limit + 1,
   };

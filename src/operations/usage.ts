@@ -19,6 +19,8 @@ import { decodeCursor, listPage, pageSize, walkPages, type ListPage } from './pa
 /** Filters as they arrive (query strings, flags); every one optional. */
 export interface UsageFilterInput {
   readonly key_id?: unknown;
+  /** The rows of every key of this account (docs/adr/0047-accounts.md). */
+  readonly account_id?: unknown;
   readonly model?: unknown;
   readonly provider?: unknown;
   readonly status?: unknown;
@@ -34,7 +36,7 @@ export interface UsageListInput extends UsageFilterInput {
   readonly after?: unknown;
 }
 
-export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['key', 'model', 'provider', 'endpoint', 'session', 'day', 'hour'];
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = ['key', 'account', 'model', 'provider', 'endpoint', 'session', 'day', 'hour'];
 
 function invalid(field: string, message: string): never {
   throw new GatewayError('invalid_request', { param: field, message: `Invalid '${field}': ${message}` });
@@ -75,6 +77,7 @@ export function usageFilterOf(input: UsageFilterInput): UsageFilter {
   if (endpoint !== undefined && !ENDPOINTS.has(endpoint)) invalid('endpoint', `expected one of ${[...ENDPOINTS].join(', ')}`);
   const filter = {
     keyId: text('key_id', input.key_id),
+    accountId: text('account_id', input.account_id),
     model: text('model', input.model),
     provider: text('provider', input.provider),
     status: statusFilterOf(input.status),
@@ -143,7 +146,7 @@ function groupingOf(value: unknown): UsageGrouping {
 }
 
 function totalsJson(groupBy: UsageGrouping, totals: UsageTotals): UsageTotalsJson {
-  // A time group is the period's start (epoch ms); a key, model, provider, client API or session group is
+  // A time group is the period's start (epoch ms); a key, account, model, provider, client API or session group is
   // that text column's value, null for rows without one.
   const group = groupBy === 'day' || groupBy === 'hour' ? new Date(Number(totals.group)).toISOString() : (totals.group as string | null);
   return {

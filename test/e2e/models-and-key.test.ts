@@ -185,6 +185,9 @@ describe('models and key endpoints', () => {
     assert.equal(data.held, 0);
     assert.equal(data.available, 5);
     assert.equal(data.usage, 0);
+    assert.equal(data.credit_limit, null);
+    assert.equal(data.credit_left, null);
+    assert.deepEqual(data.account, { id: `acct_${String(limited.id).slice(4)}`, name: 'limited', personal: true, available: 5 }, "a key made without an account has its own, personal one");
     assert.deepEqual([...data.allowed_models].sort(), ['embed-test', 'gpt-test']);
 
     const fullRes = await call(e.gw, 'GET', '/key', { key: full.key });

@@ -44,6 +44,7 @@ export const listQuery = { limit: z.string().optional(), after: z.string().optio
 
 export const usageFilterQuery = {
   key_id: z.string().optional(),
+  account_id: z.string().optional(),
   model: z.string().optional(),
   provider: z.string().optional(),
   status: z.string().optional(),

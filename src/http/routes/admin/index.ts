@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../../errors.js';
 import { depthLimitedJsonParser, type JsonBodyParser } from '../../json-body.js';
+import { registerAccountRoutes } from './account-routes.js';
 import type { AdminDeps } from './admin-deps.js';
 import { adminTokenCheck } from './admin-auth.js';
 import { registerAuditRoute } from './audit-routes.js';
@@ -36,6 +37,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
         }
       });
       registerKeyRoutes(api, deps);
+      registerAccountRoutes(api, deps);
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
     },

@@ -14,9 +14,15 @@ import { idempotentPost } from './idempotent-post.js';
 
 const expiresField = z.union([z.string(), z.null()]).optional();
 
+/** USD the key may ever spend; null clears it (docs/adr/0047-accounts.md). */
+const creditLimitField = z.union([z.number(), z.string(), z.null()]).optional();
+
 const createBody = z.strictObject({
   name: z.string(),
+  /** The account the key draws on; absent: a personal account (holding `balance`) is made for it. */
+  account_id: z.string().optional(),
   balance: amountField.optional(),
+  credit_limit: creditLimitField,
   allowed_models: modelsField.optional(),
   limits: limitsObject.optional(),
   expires_at: expiresField,
@@ -28,6 +34,7 @@ const patchBody = z.strictObject({
   allowed_models: modelsField.optional(),
   limits: limitsObject.optional(),
   expires_at: expiresField,
+  credit_limit: creditLimitField,
   /** Lower an unaffordable max_tokens instead of a 402 (product.md §13). */
   clamp_max_tokens: z.union([z.boolean(), z.string()]).optional(),
   metadata: metadataField.optional(),
@@ -36,7 +43,7 @@ const patchBody = z.strictObject({
 const topUpBody = z.strictObject({ amount: amountField, note: z.string().optional() });
 const adjustBody = z.strictObject({ amount: amountField, reason: z.string() });
 const emptyBody = z.strictObject({});
-const keysQuery = z.strictObject({ ...listQuery, status: z.string().optional(), name: z.string().optional() });
+const keysQuery = z.strictObject({ ...listQuery, status: z.string().optional(), name: z.string().optional(), account_id: z.string().optional() });
 const ledgerQuery = z.strictObject(listQuery);
 
 const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
@@ -55,9 +62,14 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
       const body = readInput(createBody, request.body);
       const { key, secret } = await issueKey(store, config, {
         name: body.name,
-        balance: body.balance === undefined ? 0 : usdAmount('balance', body.balance, { allowZero: true }),
+        ...(body.account_id !== undefined ? { accountId: body.account_id } : {}),
+        ...(body.balance !== undefined ? { balance: usdAmount('balance', body.balance, { allowZero: true }) } : {}),
         allowedModels: body.allowed_models ?? '*',
-        limits: { ...body.limits, ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}) },
+        limits: {
+          ...body.limits,
+          ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}),
+          ...(body.credit_limit !== undefined ? { credit_limit: body.credit_limit } : {}),
+        },
         metadata: body.metadata,
       });
       const object = keyObject(key, config);
@@ -78,6 +90,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AdminDeps): void {
       limits: {
         ...body.limits,
         ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}),
+        ...(body.credit_limit !== undefined ? { credit_limit: body.credit_limit } : {}),
         ...(body.clamp_max_tokens !== undefined ? { clamp_max_tokens: body.clamp_max_tokens } : {}),
       },
     });
