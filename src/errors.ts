@@ -14,6 +14,13 @@ export const ERROR_REGISTRY = {
     type: 'invalid_request_error',
     message: 'Invalid API key. Send a valid Tollgate key as "Authorization: Bearer tg-...".',
   },
+  // /v1/account's 401 (docs/adr/0047-accounts.md): one body for a missing, malformed, unknown, rotated or
+  // revoked account token — and for a key secret, which never manages an account.
+  invalid_account_token: {
+    status: 401,
+    type: 'invalid_request_error',
+    message: 'Invalid account token. Send the account\'s self-service token as "Authorization: Bearer tga-...".',
+  },
   // The admin API's 401 (product.md §9): one body for a missing, malformed or wrong admin token.
   invalid_admin_token: {
     status: 401,

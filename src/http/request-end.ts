@@ -28,13 +28,20 @@ declare module 'fastify' {
   }
 }
 
-/** The routes of the key holder's own state, as metrics labels; a client API's come with it. */
+/** The routes of the key holder's own state and the account token holder's, as metrics labels; a client API's come with it. */
 const STATE_ROUTES: ReadonlyArray<readonly [string, Endpoint]> = [
   ['/v1/models', 'models'],
   ['/v1/models/*', 'models'],
   ['/v1/key', 'key'],
   ['/v1/key/usage', 'key'],
   ['/v1/key/usage/summary', 'key'],
+  ['/v1/account', 'account'],
+  ['/v1/account/', 'account'],
+  ['/v1/account/usage', 'account'],
+  ['/v1/account/usage/summary', 'account'],
+  ['/v1/account/keys', 'account'],
+  ['/v1/account/keys/:id', 'account'],
+  ['/v1/account/keys/:id/revoke', 'account'],
 ];
 
 /** A path too long to be a route is cut in the log line. */
@@ -145,6 +152,8 @@ export function registerRequestEnd(
       userAgent: outcome.userAgent,
     };
     if (outcome.keyId) line.keyId = outcome.keyId;
+    // An account token's request (/v1/account) names its account instead.
+    if (request.account) line.accountId = request.account.id;
     if (outcome.error) line.error = outcome.error.code;
     if (outcome.rateLimited) line.limit = outcome.rateLimited;
     if (outcome.billed) addBilledFields(line, outcome.billed);

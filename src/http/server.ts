@@ -1,4 +1,5 @@
-// The HTTP server: Fastify with its body limits and JSON parser, one error renderer, key auth on /v1.
+// The HTTP server: Fastify with its body limits and JSON parser, one error renderer, key auth on /v1
+// (account-token auth on /v1/account).
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TrustProxy } from '../config/trust-proxy.js';
 import { GatewayError } from '../errors.js';
@@ -13,6 +14,7 @@ import type { ClientApiRoutes, ServerDeps } from './deps.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { errorRenderer, sendError } from './render-error.js';
 import { registerRequestEnd } from './request-end.js';
+import { registerAccountApi } from './routes/account.js';
 import { registerAdminApi } from './routes/admin/index.js';
 import { registerKeyRoute } from './routes/key.js';
 import { registerKeyUsageRoutes } from './routes/key-usage.js';
@@ -99,6 +101,8 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   registerOpsRoutes(app, deps.config, deps.metrics, deps.probe, deps.isClosing);
   app.register(registerDashboard, { operator: deps.config.admin.token !== undefined });
   registerAdminApi(app, { store: deps.store, config: deps.config, health: deps.health, log: deps.log });
+  // Beside /v1's routes, not among them: an account token authenticates here, and only here.
+  registerAccountApi(app, { store: deps.store, config: deps.config });
 
   app.register(
     async function v1(api) {

@@ -85,6 +85,31 @@ export type AccountJson = {
   created_at: string;
 };
 
+/** What an account's usage rows add up to (its keys' requests, all time). */
+export type AccountTotalsJson = {
+  /** Its keys, by status. */
+  keys_active: number;
+  keys_revoked: number;
+  requests: number;
+  /** Requests answered with a status of 400 or above. */
+  errors: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  /** What its usage rows were charged: the account's spent. */
+  cost: number;
+};
+
+/** GET /v1/account: the account as its token's holder sees it (not the operator's metadata), with its totals. */
+export type AccountHolderJson = Omit<AccountJson, 'metadata'> & { totals: AccountTotalsJson };
+
+/** A key as an account token's holder sees it (/v1/account/keys): the key object but the operator's metadata. */
+export type AccountKeyJson = Omit<KeyJson, 'metadata'>;
+
+/** The answer to creating a key through /v1/account: the key and its secret, shown once (null in a replay). */
+export type IssuedAccountKeyJson = AccountKeyJson & { key: string | null };
+
 /** The answer to issuing or rotating an account token: the account and the token, shown once. */
 export type IssuedAccountTokenJson = AccountJson & { token: string | null };
 

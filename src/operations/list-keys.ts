@@ -38,7 +38,14 @@ function namePrefixOf(value: unknown): string | undefined {
   throw new GatewayError('invalid_request', { param: 'name', message: "Invalid 'name': expected a name prefix." });
 }
 
-export async function listKeys(store: Store, config: Config, input: KeyListInput = {}, now = Date.now()): Promise<ListPage<KeyJson>> {
+/** `scope.accountId`: only that account's keys (an account token's holder sees no other). */
+export async function listKeys(
+  store: Store,
+  config: Config,
+  input: KeyListInput = {},
+  now = Date.now(),
+  scope: Pick<KeyPageQuery, 'accountId'> = {},
+): Promise<ListPage<KeyJson>> {
   const limit = pageSize(input.limit);
   const status = statusOf(input.status);
   const namePrefix = namePrefixOf(input.name);
@@ -49,7 +56,8 @@ export async function listKeys(store: Store, config: Config, input: KeyListInput
   const query: KeyPageQuery = {
     ...(status ? { status } : {}),
     ...(namePrefix ? { namePrefix } : {}),
-    ...(input.account_id !== undefined ? { accountId: input.account_id } : {}),
+    // The account token's scope wins: its holder never lists another account's keys.
+    ...(scope.accountId !== undefined ? { accountId: scope.accountId } : input.account_id !== undefined ? { accountId: input.account_id } : {}),
     ...(after ? { after: { createdAt: after.c, id: after.i } } : {}),
     limit: limit + 1,
   };

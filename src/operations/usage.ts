@@ -119,17 +119,20 @@ export function usageJson(row: UsageRecord): UsageJson {
 
 const isSeq = (p: unknown): p is number => Number.isSafeInteger(p) && (p as number) > 0;
 
-/** One page of usage rows, newest first, as records (the CSV export renders them its own way). */
-export async function usagePage(store: Store, input: UsageListInput): Promise<ListPage<UsageRecord>> {
+/**
+ * One page of usage rows, newest first, as records (the CSV export renders them its own way). `scope`:
+ * what the caller may see at most, whatever the input asks (an account token's holder: its account).
+ */
+export async function usagePage(store: Store, input: UsageListInput, scope: UsageFilter = {}): Promise<ListPage<UsageRecord>> {
   const limit = pageSize(input.limit);
-  const filter = usageFilterOf(input);
+  const filter = { ...usageFilterOf(input), ...scope };
   const beforeSeq = input.after === undefined ? undefined : decodeCursor('usage', input.after, isSeq);
   const rows = await store.usage.page({ ...filter, ...(beforeSeq !== undefined ? { beforeSeq } : {}), limit: limit + 1 });
   return listPage('usage', rows, limit, (r: SequencedUsage) => r.record, (r) => r.seq);
 }
 
-export async function listUsage(store: Store, input: UsageListInput): Promise<ListPage<UsageJson>> {
-  const page = await usagePage(store, input);
+export async function listUsage(store: Store, input: UsageListInput, scope: UsageFilter = {}): Promise<ListPage<UsageJson>> {
+  const page = await usagePage(store, input, scope);
   return { ...page, data: page.data.map(usageJson) };
 }
 
@@ -170,10 +173,11 @@ export async function summarizeUsage(
   store: Store,
   input: UsageFilterInput & { readonly group_by?: unknown },
   allowed: readonly UsageGrouping[] = USAGE_GROUPINGS,
+  scope: UsageFilter = {},
 ): Promise<UsageSummaryJson> {
   const groupBy = groupingOf(input.group_by);
   if (!allowed.includes(groupBy)) invalid('group_by', `expected one of ${allowed.join(', ')}`);
-  const totals = await store.usage.summarize(usageFilterOf(input), groupBy);
+  const totals = await store.usage.summarize({ ...usageFilterOf(input), ...scope }, groupBy);
   return { object: 'list', group_by: groupBy, data: totals.map((t) => totalsJson(groupBy, t)), has_more: false, next_cursor: null };
 }
 

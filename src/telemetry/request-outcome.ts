@@ -17,7 +17,7 @@ type OutcomeFields = Pick<UsageRecord, 'endpoint' | 'sessionId' | 'errorCode' | 
  * The client API endpoints, as metrics labels (any other /v1 path: 'other'). Never the session id: a
  * label's values must be bounded, and a client names as many sessions as it likes.
  */
-export type Endpoint = 'chat_completions' | 'embeddings' | 'messages' | 'responses' | 'models' | 'key' | 'other';
+export type Endpoint = 'chat_completions' | 'embeddings' | 'messages' | 'responses' | 'models' | 'key' | 'account' | 'other';
 
 /** A request's client API, agent session (http/session-id.ts) and arrival (performance.now()). */
 export interface RequestTiming {

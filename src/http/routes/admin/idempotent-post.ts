@@ -14,7 +14,8 @@ import type { IdempotencyStore } from '../../../storage/types.js';
 export const ADMIN_IDEMPOTENCY_KEEP_MS = 24 * 3_600_000;
 /** How long a running claim stands: admin operations take milliseconds, a dead process's claim lapses. */
 const LEASE_MS = 60_000;
-const SCOPE = 'admin';
+/** Whose Idempotency-Keys an admin POST's are (/v1/account's are each account's own: 'account:<id>'). */
+const ADMIN_SCOPE = 'admin';
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 export interface AdminAnswer {
@@ -56,17 +57,21 @@ function send(reply: FastifyReply, answer: AdminAnswer): FastifyReply {
   return reply.code(answer.status).type('application/json').send(JSON.stringify(answer.body));
 }
 
-/** Wraps an admin POST handler with Idempotency-Key handling. */
-export function idempotentPost(store: IdempotencyStore, handler: AdminPostHandler) {
+/**
+ * Wraps an admin POST handler with Idempotency-Key handling. `scopeOf`: whose keys the request's is (the
+ * same Idempotency-Key of two callers never meets); the admin's by default.
+ */
+export function idempotentPost(store: IdempotencyStore, handler: AdminPostHandler, scopeOf: (request: FastifyRequest) => string = () => ADMIN_SCOPE) {
   return async function idempotentAdminPost(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const header = request.headers['idempotency-key'];
     if (header === undefined) return send(reply, await handler(request, { operationId: undefined }));
     if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
       throw new GatewayError('invalid_request', { param: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.' });
     }
+    const scope = scopeOf(request);
     const now = Date.now();
     const requestHash = sha256(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`);
-    const claim = await store.claim({ scope: SCOPE, key: header, requestHash, now, leaseMs: LEASE_MS, keepMs: ADMIN_IDEMPOTENCY_KEEP_MS });
+    const claim = await store.claim({ scope, key: header, requestHash, now, leaseMs: LEASE_MS, keepMs: ADMIN_IDEMPOTENCY_KEEP_MS });
     if (claim.outcome === 'running') throw new GatewayError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
     if (claim.outcome === 'mismatch') throw new GatewayError('idempotency_mismatch');
     if (claim.outcome === 'done') {
@@ -76,13 +81,13 @@ export function idempotentPost(store: IdempotencyStore, handler: AdminPostHandle
     }
     let answer: AdminAnswer;
     try {
-      answer = await handler(request, { operationId: `idem_${sha256(`${SCOPE}\n${header}\n${requestHash}`).slice(0, 40)}` });
+      answer = await handler(request, { operationId: `idem_${sha256(`${scope}\n${header}\n${requestHash}`).slice(0, 40)}` });
     } catch (error) {
-      await store.forget(SCOPE, header).catch(() => undefined);
+      await store.forget(scope, header).catch(() => undefined);
       throw error;
     }
     const recorded = JSON.stringify(answer.replay ?? answer.body);
-    await store.complete(SCOPE, header, { status: answer.status, contentType: 'application/json; charset=utf-8', body: recorded }, Date.now());
+    await store.complete(scope, header, { status: answer.status, contentType: 'application/json; charset=utf-8', body: recorded }, Date.now());
     return send(reply, answer);
   };
 }

@@ -1,0 +1,109 @@
+// /v1/account...: self-service for an account token's holder (docs/adr/0047-accounts.md) — thin handlers
+// over operations/account-self-service.ts (parse, call, render). Every request proves an account token
+// (`tga-`; a key secret is 401 here, as an account token is on the model routes); POSTs take an
+// Idempotency-Key, scoped to the account.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../../config/types.js';
+import {
+  accountSelf,
+  createAccountKey,
+  listAccountKeys,
+  listAccountUsage,
+  revokeAccountKey,
+  summarizeAccountUsage,
+  updateAccountKey,
+} from '../../operations/account-self-service.js';
+import type { AccountRecord, Store } from '../../storage/types.js';
+import { authenticateAccount } from '../auth.js';
+import { registerCors } from '../cors.js';
+import { useManagementJson } from '../management-json.js';
+import { listQuery, modelsField, readInput, usageFilterQuery } from './admin/admin-input.js';
+import { idempotentPost } from './admin/idempotent-post.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The account whose token authenticated a /v1/account request. */
+    account: AccountRecord | null;
+  }
+}
+
+const limitField = z.union([z.number(), z.string(), z.null()]).optional();
+const capsFields = {
+  credit_limit: limitField,
+  budget: limitField,
+  budget_period: z.union([z.string(), z.null()]).optional(),
+  expires_at: z.union([z.string(), z.null()]).optional(),
+  rpm: limitField,
+  tpm: limitField,
+  max_concurrent: limitField,
+};
+const createBody = z.strictObject({ name: z.string(), allowed_models: modelsField.optional(), ...capsFields });
+const patchBody = z.strictObject({ name: z.string().optional(), ...capsFields });
+const emptyBody = z.strictObject({});
+const noQuery = z.strictObject({});
+const usageQuery = z.strictObject({ ...listQuery, ...usageFilterQuery });
+const summaryQuery = z.strictObject({ ...usageFilterQuery, group_by: z.string().optional() });
+const keysQuery = z.strictObject({ ...listQuery, status: z.string().optional(), name: z.string().optional() });
+
+const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
+const accountOf = (request: FastifyRequest): AccountRecord => request.account!;
+
+export interface AccountApiDeps {
+  readonly store: Store;
+  readonly config: Config;
+}
+
+export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): void {
+  const { store, config } = deps;
+  app.decorateRequest('account', null);
+  app.register(
+    async function accountV1(api) {
+      // Before the token check: a browser's preflight carries no credential.
+      await registerCors(api, config.server.corsOrigins);
+      useManagementJson(api);
+      api.addHook('onRequest', async function requireAccountToken(request) {
+        request.account = await authenticateAccount(store.accounts, request.headers);
+      });
+      const post = (handler: Parameters<typeof idempotentPost>[1]) => idempotentPost(store.idempotency, handler, (request) => `account:${accountOf(request).id}`);
+
+      api.get('/', async function ownAccount(request) {
+        readInput(noQuery, request.query);
+        return accountSelf(store, accountOf(request));
+      });
+
+      api.get('/usage', async function ownAccountUsage(request) {
+        return listAccountUsage(store, accountOf(request), readInput(usageQuery, request.query));
+      });
+
+      api.get('/usage/summary', async function ownAccountUsageSummary(request) {
+        return summarizeAccountUsage(store, accountOf(request), readInput(summaryQuery, request.query));
+      });
+
+      api.get('/keys', async function ownAccountKeys(request) {
+        return listAccountKeys(store, config, accountOf(request), readInput(keysQuery, request.query));
+      });
+
+      api.post(
+        '/keys',
+        post(async function createOwnAccountKey(request) {
+          const { body, replay } = await createAccountKey(store, config, accountOf(request), readInput(createBody, request.body));
+          return { status: 200, body, replay };
+        }),
+      );
+
+      api.patch('/keys/:id', async function patchOwnAccountKey(request) {
+        return updateAccountKey(store, config, accountOf(request), idOf(request), readInput(patchBody, request.body));
+      });
+
+      api.post(
+        '/keys/:id/revoke',
+        post(async function revokeOwnAccountKey(request) {
+          readInput(emptyBody, request.body);
+          return { status: 200, body: await revokeAccountKey(store, config, accountOf(request), idOf(request)) };
+        }),
+      );
+    },
+    { prefix: '/v1/account' },
+  );
+}
