@@ -2,17 +2,18 @@
 // its usage and its keys; create a key (its secret shown once), cap it, revoke it. Never above what the
 // operator allowed: the server refuses what the account may not do, and the page shows its message.
 import { getAll, getJson } from './api.js';
-import type { AccountJson, IssuedKeyJson, KeyJson, UsageTotalsJson } from './types.js';
+import type { AccountHolderJson, AccountKeyJson, IssuedAccountKeyJson, UsageTotalsJson } from './types.js';
 
 const ACCOUNT = '/v1/account';
 const key = (id: string) => `${ACCOUNT}/keys/${encodeURIComponent(id)}`;
 
-export function getOwnAccount(token: string): Promise<AccountJson> {
+/** The account, with its totals (keys, requests, cost). */
+export function getOwnAccount(token: string): Promise<AccountHolderJson> {
   return getJson(ACCOUNT, { token });
 }
 
-export function listOwnKeys(token: string): Promise<KeyJson[]> {
-  return getAll<KeyJson>(`${ACCOUNT}/keys`, token, { limit: 100 });
+export function listOwnKeys(token: string): Promise<AccountKeyJson[]> {
+  return getAll<AccountKeyJson>(`${ACCOUNT}/keys`, token, { limit: 100 });
 }
 
 export function ownSummary(token: string, groupBy: 'key' | 'model' | 'day'): Promise<UsageTotalsJson[]> {
@@ -27,15 +28,15 @@ export interface OwnKeyFields {
   budget_period?: 'day' | 'week' | 'month';
 }
 
-export function createOwnKey(token: string, fields: OwnKeyFields, idempotencyKey: string): Promise<IssuedKeyJson> {
+export function createOwnKey(token: string, fields: OwnKeyFields, idempotencyKey: string): Promise<IssuedAccountKeyJson> {
   return getJson(`${ACCOUNT}/keys`, { token, body: fields, idempotencyKey });
 }
 
 /** Sets (or, with null, clears) the key's credit limit. */
-export function capOwnKey(token: string, id: string, creditLimit: string | null): Promise<KeyJson> {
+export function capOwnKey(token: string, id: string, creditLimit: string | null): Promise<AccountKeyJson> {
   return getJson(key(id), { token, method: 'PATCH', body: { credit_limit: creditLimit } });
 }
 
-export function revokeOwnKey(token: string, id: string, idempotencyKey: string): Promise<KeyJson> {
+export function revokeOwnKey(token: string, id: string, idempotencyKey: string): Promise<AccountKeyJson> {
   return getJson(`${key(id)}/revoke`, { token, body: {}, idempotencyKey });
 }

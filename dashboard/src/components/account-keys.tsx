@@ -3,17 +3,18 @@
 // the key objects' own fields, as the API gives them (`data-*` hold the exact figures).
 import type { ComponentChildren } from 'preact';
 import { usd } from '../format.js';
-import type { KeyJson } from '../types.js';
+import type { AccountKeyJson } from '../types.js';
 
-export interface AccountKeysProps {
-  keys: readonly KeyJson[];
+/** The operator's key objects and the account holder's (the same but the operator's metadata). */
+export interface AccountKeysProps<K extends AccountKeyJson> {
+  keys: readonly K[];
   /** A key's own page (the operator's view); none: the name is plain text. */
   link?: (id: string) => string;
   /** The actions of an active key's row. */
-  actions?: (key: KeyJson) => ComponentChildren;
+  actions?: (key: K) => ComponentChildren;
 }
 
-export function AccountKeys({ keys, link, actions }: AccountKeysProps) {
+export function AccountKeys<K extends AccountKeyJson>({ keys, link, actions }: AccountKeysProps<K>) {
   if (keys.length === 0) return <p class="hint">No keys yet.</p>;
   return (
     <div class="table-scroll">

@@ -7,17 +7,17 @@ import { useState } from 'preact/hooks';
 import { newIdempotencyKey } from '../api.js';
 import { capOwnKey, createOwnKey, getOwnAccount, listOwnKeys, ownSummary, revokeOwnKey, type OwnKeyFields } from '../account-self-api.js';
 import { AccountKeys } from '../components/account-keys.js';
-import { Figure } from '../components/figure.js';
+import { CountFigure, Figure } from '../components/figure.js';
 import { Modal } from '../components/modal.js';
 import { TotalsTable } from '../components/totals-table.js';
 import { time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
-import type { IssuedKeyJson, KeyJson } from '../types.js';
+import type { AccountKeyJson, IssuedAccountKeyJson } from '../types.js';
 import { budgetText } from './accounts.js';
 import { modelsText } from './key-actions.js';
 import { ConfirmDialog, ErrorLine, SecretDialog, useAction } from './key-dialogs.js';
 
-type SelfAction = { kind: 'create' } | { kind: 'cap' | 'revoke'; key: KeyJson } | { kind: 'secret'; secret: string | null; title: string };
+type SelfAction = { kind: 'create' } | { kind: 'cap' | 'revoke'; key: AccountKeyJson } | { kind: 'secret'; secret: string | null; title: string };
 
 export function AccountSelfPage({ token }: { token: string }) {
   const [action, setAction] = useState<SelfAction | undefined>();
@@ -67,6 +67,8 @@ export function AccountSelfPage({ token }: { token: string }) {
         <Figure label="Held" usd={a.held} id="held" />
         <Figure label="Available" usd={a.available} id="available" />
         <Figure label="Spent" usd={a.spent} id="spent" />
+        <CountFigure label="Requests" value={a.totals.requests} id="requests" />
+        <CountFigure label="Active keys" value={a.totals.keys_active} id="keys-active" />
       </div>
       <dl class="facts">
         <dt>Budget</dt>
@@ -152,8 +154,8 @@ function CreateOwnKeyDialog({
   onDone,
 }: {
   onClose: () => void;
-  submit: (fields: OwnKeyFields, idempotencyKey: string) => Promise<IssuedKeyJson>;
-  onDone: (key: IssuedKeyJson) => void;
+  submit: (fields: OwnKeyFields, idempotencyKey: string) => Promise<IssuedAccountKeyJson>;
+  onDone: (key: IssuedAccountKeyJson) => void;
 }) {
   const [idempotencyKeys] = useState(() => new Map<string, string>());
   const [name, setName] = useState('');
@@ -212,10 +214,10 @@ function CapDialog({
   submit,
   onDone,
 }: {
-  target: KeyJson;
+  target: AccountKeyJson;
   onClose: () => void;
-  submit: (creditLimit: string | null) => Promise<KeyJson>;
-  onDone: (key: KeyJson) => void;
+  submit: (creditLimit: string | null) => Promise<AccountKeyJson>;
+  onDone: (key: AccountKeyJson) => void;
 }) {
   const [limit, setLimit] = useState(target.credit_limit === null ? '' : String(target.credit_limit));
   const { busy, error, run } = useAction(onDone);
