@@ -1,7 +1,9 @@
 // Who is signed in: an operator (the admin token), an account's holder (an account token, `tga-`) or a
 // key holder (a Tollgate key, `tg-`). Kept only in this tab's session storage — never in a URL, a cookie
 // or local storage — and gone when the tab closes.
-export type SessionKind = 'operator' | 'account' | 'keyholder';
+import type { SessionKind } from './token-kind.js';
+
+export { kindOfToken, type SessionKind } from './token-kind.js';
 export type Session = { readonly kind: SessionKind; readonly token: string };
 
 const STORAGE_KEY = 'tollgate.session';
@@ -22,13 +24,4 @@ export function saveSession(session: Session): void {
 
 export function clearSession(): void {
   sessionStorage.removeItem(STORAGE_KEY);
-}
-
-/**
- * A Tollgate key looks like `tg-` and 43 base64url characters, an account token like `tga-` and 43;
- * anything else is taken as the admin token.
- */
-export function kindOfToken(token: string): SessionKind {
-  if (/^tga-[A-Za-z0-9_-]{43}$/.test(token)) return 'account';
-  return /^tg-[A-Za-z0-9_-]{43}$/.test(token) ? 'keyholder' : 'operator';
 }
