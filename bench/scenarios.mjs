@@ -56,8 +56,9 @@ export function buildScenarios(procs, opts) {
   if (opts.agents) scenarios.push(...agentScenarios(direct, viaTollgate));
   if (procs.accountKeys) {
     // --accounts: the chat again, each request on the next of 10 keys of one account (one hot account row).
-    const { key: _key, headers: _headers, ...route } = viaTollgate;
-    scenarios.push({ id: 'tollgate-account-chat', label: 'chat, SQLite, 10 keys of one account', kind: 'chat', ...route, via: 'tollgate-account', headers: [], bearerRotate: procs.accountKeys, path: '/chat/completions', body: chat(route.model, false), stream: false });
+    // Each request names its key itself (bearerRotate), so the hot key's header and key are left out.
+    const route = { via: 'tollgate-account', subject: tollgate, url: tollgate.url, model: viaTollgate.model };
+    scenarios.push({ id: 'tollgate-account-chat', label: 'chat, SQLite, 10 keys of one account', kind: 'chat', ...route, headers: [], bearerRotate: procs.accountKeys, path: '/chat/completions', body: chat(route.model, false), stream: false });
   }
   if (procs.pg) scenarios.push(...postgresScenarios(procs.pg, chat('gpt-bench', false)));
   if (opts.embeddings) {

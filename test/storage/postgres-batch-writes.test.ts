@@ -13,7 +13,7 @@ import { freshPgSchema, postgresSkipReason, type PgSchema } from '../support/pos
 
 const skip = await postgresSkipReason();
 const NO_BUDGET = { limit: null, periodStart: 0 };
-const WATCHED = ['holds', 'ledger_entries', 'usage_records', 'api_keys'];
+const WATCHED = ['holds', 'ledger_entries', 'usage_records', 'api_keys', 'accounts'];
 
 describe('PostgreSQL group commit: a batch skips the writes it has no row for', { skip }, () => {
   let schema: PgSchema;
@@ -54,17 +54,19 @@ describe('PostgreSQL group commit: a batch skips the writes it has no row for', 
     return store.ledger.placeHold({ requestId, keyId: 'key_a', amount, now, expiresAt: now + 600_000, budget: NO_BUDGET });
   };
 
-  test('a hold alone inserts the hold and its entry and updates the key; it updates no hold and writes no usage', async () => {
-    assert.deepEqual(await statementsOf(() => hold('req_1', 1_000)), ['api_keys UPDATE', 'holds INSERT', 'ledger_entries INSERT']);
+  test('a hold alone inserts the hold and its entry and updates the key and its account; it updates no hold and writes no usage', async () => {
+    assert.deepEqual(await statementsOf(() => hold('req_1', 1_000)), ['accounts UPDATE', 'api_keys UPDATE', 'holds INSERT', 'ledger_entries INSERT']);
   });
 
-  test('a settlement alone updates the hold and the key, writes its entries and usage; it inserts no hold', async () => {
+  test('a settlement alone updates the hold, the key and its account, writes its entries and usage; it inserts no hold', async () => {
     await hold('req_1', 1_000);
     const now = Date.now();
     const settled = await statementsOf(() => store.ledger.settle({ requestId: 'req_1', cost: 700, usage: testUsage('req_1', 700, { time: now }), now, budget: NO_BUDGET }));
-    assert.deepEqual(settled, ['api_keys UPDATE', 'holds UPDATE', 'ledger_entries INSERT', 'usage_records INSERT']);
-    const { rows } = await client.query<{ balance: string; held: string }>("SELECT balance, held FROM api_keys WHERE id = 'key_a'");
-    assert.deepEqual(rows[0], { balance: '9300', held: '0' });
+    assert.deepEqual(settled, ['accounts UPDATE', 'api_keys UPDATE', 'holds UPDATE', 'ledger_entries INSERT', 'usage_records INSERT']);
+    const { rows } = await client.query<{ balance: string; held: string; key_held: string }>(
+      "SELECT a.balance, a.held, k.held AS key_held FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = 'key_a'",
+    );
+    assert.deepEqual(rows[0], { balance: '9300', held: '0', key_held: '0' });
   });
 
   test('a refused hold and a second settlement of the same request write nothing', async () => {
@@ -83,6 +85,6 @@ describe('PostgreSQL group commit: a batch skips the writes it has no row for', 
     const both = await statementsOf(() =>
       Promise.all([hold('req_2', 1_000), store.ledger.settle({ requestId: 'req_1', cost: 700, usage: testUsage('req_1', 700, { time: now }), now, budget: NO_BUDGET })]),
     );
-    assert.deepEqual(both, ['api_keys UPDATE', 'holds INSERT', 'holds UPDATE', 'ledger_entries INSERT', 'usage_records INSERT']);
+    assert.deepEqual(both, ['accounts UPDATE', 'api_keys UPDATE', 'holds INSERT', 'holds UPDATE', 'ledger_entries INSERT', 'usage_records INSERT']);
   });
 });

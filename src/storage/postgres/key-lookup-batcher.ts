@@ -3,7 +3,7 @@
 // locks, so unlike the ledger's writes several batches may be in flight (up to MAX_IN_FLIGHT): a request
 // never waits for another batch's round trip. A request is answered by a query sent after it arrived, so
 // it never sees a key older than its own arrival (a revocation committed before it is always seen).
-import { KEY_COLUMNS, type KeyRow } from '../rows.js';
+import { KEY_COLUMNS, KEY_FROM, type KeyRow } from '../rows.js';
 import type { PostgresPool } from './connection.js';
 
 interface Waiting {
@@ -12,8 +12,8 @@ interface Waiting {
 }
 
 const LOOKUP_SQL = {
-  name: 'keys-by-hash-v1',
-  text: `SELECT ${KEY_COLUMNS}, secret_hash FROM api_keys WHERE secret_hash = ANY ($1::text[])`,
+  name: 'keys-by-hash-v2',
+  text: `SELECT ${KEY_COLUMNS}, k.secret_hash FROM ${KEY_FROM} WHERE k.secret_hash = ANY ($1::text[])`,
 };
 
 /** Lookup queries in flight at once (a pool connection each); more lookups wait for the next turn. */

@@ -1,12 +1,11 @@
-// API keys on PostgreSQL. Only the secret's hash is stored.
+// API keys on PostgreSQL. Only the secret's hash is stored. A key draws on its account's money
+// (docs/adr/0047-accounts.md): made without one, it gets a personal account holding its opening balance.
 import type { Nano } from '../../billing/money.js';
 import { entryPageSql, keyPageSql, keyUpdateSql, ledgerEntryOf, type EntryRow } from '../listing-sql.js';
-import { KEY_COLUMNS, keyRecordOf, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
+import { KEY_COLUMNS, KEY_FROM, keyRecordOf, limitsAssignments, personalAccountId, serialiseAllowList, type KeyRow } from '../rows.js';
 import {
   NO_KEY_LIMITS,
   type AllowedModels,
-  type Credit,
-  type CreditOutcome,
   type EntryPageQuery,
   type KeyChange,
   type KeyPageQuery,
@@ -16,19 +15,15 @@ import {
   type LimitsPatch,
   type NewKey,
 } from '../types.js';
-import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditAccountRow } from '../credit-check.js';
+import { creditAccount, insertAccount } from './account-store.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 import { KeyLookupBatcher } from './key-lookup-batcher.js';
 import { RecentKeys } from './recent-keys.js';
 
-async function applyTopUp(client: PostgresClient, id: string, amount: Nano, requestId: string, now: number): Promise<void> {
-  await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [amount, id]);
-  await client.query("INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at) VALUES ($1, $2, 'topup', $3, $4)", [
-    id,
-    requestId,
-    amount,
-    now,
-  ]);
+async function applyTopUp(client: PostgresClient, accountId: string, keyId: string, amount: Nano, requestId: string, now: number): Promise<void> {
+  if (!(await creditAccount(client, accountId, keyId, 'topup', amount, requestId, now, null))) {
+    throw new Error(`a top-up with request id ${requestId} exists`);
+  }
 }
 
 export class PostgresKeyStore implements KeyStore {
@@ -42,11 +37,18 @@ export class PostgresKeyStore implements KeyStore {
   async create(key: NewKey): Promise<KeyRecord> {
     await inTransaction(this.pool, async (client) => {
       const limits = key.limits ?? NO_KEY_LIMITS;
+      // Without an account, the key gets a personal one holding its opening balance.
+      const accountId = key.accountId ?? personalAccountId(key.id);
+      if (key.accountId === undefined) await insertAccount(client, { id: accountId, name: key.name, now: key.now, personal: true });
+      // An opening top-up into a shared account locks its row first, as every ledger writer does.
+      else if (key.initialBalance > 0) await client.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
       await client.query(
-        `INSERT INTO api_keys (id, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        `INSERT INTO api_keys (id, account_id, credit_limit, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
         [
           key.id,
+          accountId,
+          key.creditLimit ?? null,
           key.name,
           key.prefix,
           key.secretHash,
@@ -60,7 +62,7 @@ export class PostgresKeyStore implements KeyStore {
           key.expiresAt ?? null,
         ],
       );
-      if (key.initialBalance > 0) await applyTopUp(client, key.id, key.initialBalance, key.topupRequestId, key.now);
+      if (key.initialBalance > 0) await applyTopUp(client, accountId, key.id, key.initialBalance, key.topupRequestId, key.now);
     });
     return (await this.get(key.id))!;
   }
@@ -80,20 +82,23 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
-    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = $1`, [id]);
     return rows[0] && keyRecordOf(rows[0]);
   }
 
   async list(): Promise<KeyRecord[]> {
-    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`);
+    const { rows } = await this.pool.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} ORDER BY k.created_at, k.id`);
     return rows.map(keyRecordOf);
   }
 
   async topUp(id: string, amount: Nano, requestId: string, now: number): Promise<KeyRecord | undefined> {
     const found = await inTransaction(this.pool, async (client) => {
-      const { rowCount } = await client.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
-      if (rowCount !== 1) return false;
-      await applyTopUp(client, id, amount, requestId, now);
+      // The key's account (immutable: read without a lock), then its row locked: accounts before keys.
+      const { rows } = await client.query<{ account_id: string }>('SELECT account_id FROM api_keys WHERE id = $1', [id]);
+      const accountId = rows[0]?.account_id;
+      if (accountId === undefined) return false;
+      await client.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+      await applyTopUp(client, accountId, id, amount, requestId, now);
       return true;
     });
     this.recent.forgetAll();
@@ -141,25 +146,9 @@ export class PostgresKeyStore implements KeyStore {
     return this.get(id);
   }
 
-  async credit(credit: Credit): Promise<CreditOutcome> {
-    // The key row is locked first, as every ledger write does, so the row read (balance, status) is the
-    // one updated: a revoke waits for this commit, or this waits for the revoke's and reads it.
-    const outcome = await inTransaction(this.pool, async (client): Promise<CreditOutcome> => {
-      const { rows } = await client.query<CreditAccountRow>('SELECT balance, held, status FROM api_keys WHERE id = $1 FOR UPDATE', [credit.keyId]);
-      const entry = rows[0] ? await client.query(CREDIT_ENTRY_EXISTS('$1', '$2'), [credit.requestId, credit.kind]) : undefined;
-      const refusal = creditRefusal(rows[0], undefined, (entry?.rowCount ?? 0) > 0, credit);
-      if (refusal) return refusal;
-      const inserted = await client.query(
-        `INSERT INTO ledger_entries (key_id, request_id, kind, amount, created_at, note) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (request_id, kind, seq) DO NOTHING`,
-        [credit.keyId, credit.requestId, credit.kind, credit.amount, credit.now, credit.note],
-      );
-      if (inserted.rowCount !== 1) return 'duplicate';
-      await client.query('UPDATE api_keys SET balance = balance + $1 WHERE id = $2', [credit.amount, credit.keyId]);
-      return 'applied';
-    });
+  /** After a change elsewhere (an account's money or status): later requests read the database again. */
+  forgetRecent(): void {
     this.recent.forgetAll();
-    return outcome;
   }
 
   async entries(query: EntryPageQuery): Promise<LedgerEntry[]> {

@@ -19,16 +19,23 @@ export interface BatchOp {
   readonly now: number;
   readonly periodStart: number | null;
   readonly budget: number | null;
+  /** The account's budget window (NO_BUDGET when it has none): null where the kind uses none. */
+  readonly acctPeriodStart: number | null;
+  readonly acctBudget: number | null;
   /** The usage row (USAGE_COLUMNS → value) of a settlement or release, or null. */
   readonly usage: Record<string, unknown> | null;
 }
 
-/** One operation's answer, as tollgate_ledger_batch returns it (o: outcome, c: charged, a: hold amount, k: key row). */
+/**
+ * One operation's answer, as tollgate_ledger_batch returns it (o: outcome, c: charged, a: hold amount;
+ * on a refusal, k: the key's row and ac: its account's, as admission saw them).
+ */
 export interface BatchResult {
   readonly o: string;
   readonly c?: number;
   readonly a?: number | null;
   readonly k?: Record<string, unknown> | null;
+  readonly ac?: Record<string, unknown> | null;
 }
 
 interface Pending {
@@ -41,7 +48,7 @@ interface Pending {
 const MAX_BATCH = 512;
 
 /** The prepared statement's name: the fault-injection proxy in the tests finds the batch by it. */
-export const BATCH_STATEMENT_NAME = 'ledger-batch-v2';
+export const BATCH_STATEMENT_NAME = 'ledger-batch-v3';
 
 /**
  * A CALL, not a SELECT: the procedure commits the batch (releasing its key locks) and then waits for it to
@@ -50,7 +57,7 @@ export const BATCH_STATEMENT_NAME = 'ledger-batch-v2';
 const BATCH_SQL = {
   name: BATCH_STATEMENT_NAME,
   text: `CALL tollgate_commit_ledger_batch($1, $2, $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[],
-    $9::bigint[], $10::bigint[], $11::jsonb, NULL)`,
+    $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::jsonb, NULL)`,
 };
 
 /**
@@ -151,6 +158,8 @@ export class LedgerBatcher {
         ops.map((o) => o.now),
         ops.map((o) => o.periodStart),
         ops.map((o) => o.budget),
+        ops.map((o) => o.acctPeriodStart),
+        ops.map((o) => o.acctBudget),
         JSON.stringify(ops.map((o) => o.usage)),
       ],
     });

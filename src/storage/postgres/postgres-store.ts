@@ -1,6 +1,8 @@
-// The PostgreSQL Store: one connection pool shared by the three repositories. Several gateways may share
-// one database: admission is the conditional UPDATE on the key row, so their holds never overdraw a key.
+// The PostgreSQL Store: one connection pool shared by the repositories. Several gateways may share one
+// database: admission decides under the account's and the key's row locks, so their holds never overdraw
+// an account nor pass a key's caps.
 import type { Store, StoreOptions } from '../types.js';
+import { PostgresAccountStore } from './account-store.js';
 import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
@@ -13,10 +15,10 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
   const pool = await openPostgres(url, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, maxConnections: options.maxConnections ?? 10, reachability: options.reachability });
   let closed: Promise<void> | undefined;
   const ledger = new PostgresLedgerStore(pool);
+  const keys = new PostgresKeyStore(pool);
   return {
-    // PostgreSQL accounts: in progress (the accounts-pg branch).
-    accounts: undefined as unknown as Store['accounts'],
-    keys: new PostgresKeyStore(pool),
+    accounts: new PostgresAccountStore(pool, () => keys.forgetRecent()),
+    keys,
     ledger,
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
