@@ -51,8 +51,11 @@ export function allowedRequestHeaders(requested: string): string[] {
     .filter((name) => name.length > 0 && isAllowedRequestHeader(name));
 }
 
-/** Registers CORS on `api` (the /v1 scope) when origins are configured; call it before the auth hook. */
-export async function registerCors(api: FastifyInstance, origins: readonly string[]): Promise<void> {
+/**
+ * Registers CORS on `api` (the /v1 scope; /v1/account, whose PATCH a page may send too) when origins are
+ * configured; call it before the auth hook.
+ */
+export async function registerCors(api: FastifyInstance, origins: readonly string[], methods: readonly string[] = ['GET', 'POST']): Promise<void> {
   if (origins.length === 0) return;
   const allowed = new Set(origins);
   // The plugin echoes a preflight's Access-Control-Request-Headers (and varies on it): narrowed first.
@@ -68,7 +71,7 @@ export async function registerCors(api: FastifyInstance, origins: readonly strin
   await api.register(cors, {
     // A function, not the list: with a list the plugin still sends its other CORS headers to any origin.
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
-    methods: ['GET', 'POST'],
+    methods: [...methods],
     // No allowedHeaders: the plugin then echoes the (narrowed) requested headers.
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,

@@ -60,7 +60,7 @@ export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): 
   app.register(
     async function accountV1(api) {
       // Before the token check: a browser's preflight carries no credential.
-      await registerCors(api, config.server.corsOrigins);
+      await registerCors(api, config.server.corsOrigins, ['GET', 'POST', 'PATCH']);
       useManagementJson(api);
       api.addHook('onRequest', async function requireAccountToken(request) {
         request.account = await authenticateAccount(store.accounts, request.headers);

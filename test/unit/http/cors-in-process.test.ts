@@ -50,6 +50,19 @@ describe('CORS with server.cors_origins (in process)', () => {
     }
   });
 
+  test('/v1/account answers a listed origin too, PATCH included, before the account token is checked', async () => {
+    const res = await gw.call('OPTIONS', '/account/keys/key_0123456789abcdef', {
+      headers: { origin: ALLOWED, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization, content-type' },
+    });
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.headers['access-control-allow-origin'], ALLOWED);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, POST, PATCH');
+    const refused = await gw.call('GET', '/account', { headers: { origin: ALLOWED } });
+    assert.equal(refused.statusCode, 401);
+    assert.equal(refused.headers['access-control-allow-origin'], ALLOWED);
+    assert.deepEqual(corsHeaders(await gw.call('GET', '/account', { headers: { origin: 'https://evil.example' } })), {});
+  });
+
   test('another origin gets no CORS header, on its preflight or its call', async () => {
     for (const origin of ['https://evil.example', 'http://app.example.com', 'https://app.example.com.evil.net', 'null']) {
       assert.deepEqual(corsHeaders(await preflight(gw, origin)), {}, origin);
