@@ -42,8 +42,10 @@ const createBody = z.strictObject({ name: z.string(), allowed_models: modelsFiel
 const patchBody = z.strictObject({ name: z.string().optional(), ...capsFields });
 const emptyBody = z.strictObject({});
 const noQuery = z.strictObject({});
-const usageQuery = z.strictObject({ ...listQuery, ...usageFilterQuery });
-const summaryQuery = z.strictObject({ ...usageFilterQuery, group_by: z.string().optional() });
+// The operator's account_id filter is no query of the account's own: its scope is its token's account.
+const { account_id: _accountId, ...ownUsageFilterQuery } = usageFilterQuery;
+const usageQuery = z.strictObject({ ...listQuery, ...ownUsageFilterQuery });
+const summaryQuery = z.strictObject({ ...ownUsageFilterQuery, group_by: z.string().optional() });
 const keysQuery = z.strictObject({ ...listQuery, status: z.string().optional(), name: z.string().optional() });
 
 const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
