@@ -80,7 +80,8 @@ export function summarizeAccountUsage(store: Store, account: AccountRecord, inpu
 
 /** The account's keys in creation order, a page at a time. */
 export async function listAccountKeys(store: Store, config: Config, account: AccountRecord, input: KeyListInput, now = Date.now()): Promise<ListPage<AccountKeyJson>> {
-  const page = await listKeys(store, config, input, now, { accountId: account.id });
+  // The account is the holder's whatever the input says (the route's schema has no account_id anyway).
+  const page = await listKeys(store, config, { ...input, account_id: account.id }, now);
   return { ...page, data: page.data.map(withoutMetadata) };
 }
 

@@ -38,14 +38,7 @@ function namePrefixOf(value: unknown): string | undefined {
   throw new GatewayError('invalid_request', { param: 'name', message: "Invalid 'name': expected a name prefix." });
 }
 
-/** `scope.accountId`: only that account's keys (an account token's holder sees no other). */
-export async function listKeys(
-  store: Store,
-  config: Config,
-  input: KeyListInput = {},
-  now = Date.now(),
-  scope: Pick<KeyPageQuery, 'accountId'> = {},
-): Promise<ListPage<KeyJson>> {
+export async function listKeys(store: Store, config: Config, input: KeyListInput = {}, now = Date.now()): Promise<ListPage<KeyJson>> {
   const limit = pageSize(input.limit);
   const status = statusOf(input.status);
   const namePrefix = namePrefixOf(input.name);
@@ -56,8 +49,7 @@ export async function listKeys(
   const query: KeyPageQuery = {
     ...(status ? { status } : {}),
     ...(namePrefix ? { namePrefix } : {}),
-    // The account token's scope wins: its holder never lists another account's keys.
-    ...(scope.accountId !== undefined ? { accountId: scope.accountId } : input.account_id !== undefined ? { accountId: input.account_id } : {}),
+    ...(input.account_id !== undefined ? { accountId: input.account_id } : {}),
     ...(after ? { after: { createdAt: after.c, id: after.i } } : {}),
     limit: limit + 1,
   };

@@ -123,6 +123,25 @@ describe('account self-service (/v1/account)', () => {
     assertErrorResponse(await account('GET', '', { token: second.token }), 401, 'invalid_account_token');
   });
 
+  test('the operator’s CLI issues the token (`accounts create`, `accounts token`): the holder reads the account with it; rotated, the old one is 401', async () => {
+    const created = await e.gw.cli(['accounts', 'create', '--name', 'cli-made', '--balance', '2', '--json']);
+    assert.equal(created.code, 0, created.stderr);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const issue = async () => {
+      const out = await e.gw.cli(['accounts', 'token', id]);
+      assert.equal(out.code, 0, out.stderr);
+      const token = out.stdout.split('\n')[0]!.trim();
+      assert.match(token, /^tga-/);
+      return token;
+    };
+    const first = await issue();
+    const self = await ok('GET', '', { token: first });
+    assert.deepEqual([self.id, self.name, self.balance], [id, 'cli-made', 2]);
+    const second = await issue();
+    assertErrorResponse(await account('GET', '', { token: first }), 401, 'invalid_account_token');
+    assert.equal((await ok('GET', '', { token: second })).id, id);
+  });
+
   test('a key made through /v1/account spends the account’s money until its credit limit stops it (openai SDK); GET /v1/key shows its cap and the account', async () => {
     const created = await ok('POST', '/keys', { body: { name: 'ci', credit_limit: '0.0001' } });
     assert.match(created.key, /^tg-/);

@@ -42,10 +42,10 @@ const createBody = z.strictObject({ name: z.string(), allowed_models: modelsFiel
 const patchBody = z.strictObject({ name: z.string().optional(), ...capsFields });
 const emptyBody = z.strictObject({});
 const noQuery = z.strictObject({});
-// The operator's account_id filter is no query of the account's own: its scope is its token's account.
-const { account_id: _accountId, ...ownUsageFilterQuery } = usageFilterQuery;
-const usageQuery = z.strictObject({ ...listQuery, ...ownUsageFilterQuery });
-const summaryQuery = z.strictObject({ ...ownUsageFilterQuery, group_by: z.string().optional() });
+// The admin API's usage filters but account_id: the account is the token's (an unknown field is a 400).
+const { account_id: _accountId, ...ownUsageFilters } = usageFilterQuery;
+const usageQuery = z.strictObject({ ...listQuery, ...ownUsageFilters });
+const summaryQuery = z.strictObject({ ...ownUsageFilters, group_by: z.string().optional() });
 const keysQuery = z.strictObject({ ...listQuery, status: z.string().optional(), name: z.string().optional() });
 
 const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
