@@ -27,17 +27,23 @@ export interface KeyFields {
   limits: LimitsInput;
   /** Absent: unchanged. */
   expires_at?: string | null;
+  /** USD the key may ever spend, as typed; null: no cap; absent: unchanged (none, creating). */
+  credit_limit?: string | null;
 }
 
-/** The new key with its secret (`key`), shown once; null when the answer is a replay of one already sent. */
-export function createKey(token: string, fields: KeyFields & { balance: string }, idempotencyKey: string): Promise<IssuedKeyJson> {
+/**
+ * The new key with its secret (`key`), shown once; null when the answer is a replay of one already sent.
+ * With `account_id` the key draws on that account (no balance of its own); without, on a personal account
+ * made for it with `balance`.
+ */
+export function createKey(token: string, fields: KeyFields & { balance?: string; account_id?: string }, idempotencyKey: string): Promise<IssuedKeyJson> {
   return getJson(KEYS, { token, body: fields, idempotencyKey });
 }
 
 export function updateKey(token: string, id: string, fields: KeyFields): Promise<KeyJson> {
   // Only what PATCH may change: the balance moves through top-ups and adjustments, never an edit.
-  const { name, allowed_models, limits, expires_at } = fields;
-  return getJson(`${KEYS}/${encodeURIComponent(id)}`, { token, method: 'PATCH', body: { name, allowed_models, limits, expires_at } });
+  const { name, allowed_models, limits, expires_at, credit_limit } = fields;
+  return getJson(`${KEYS}/${encodeURIComponent(id)}`, { token, method: 'PATCH', body: { name, allowed_models, limits, expires_at, credit_limit } });
 }
 
 export function topUpKey(token: string, id: string, amount: string, note: string | undefined, idempotencyKey: string): Promise<KeyJson> {

@@ -1,9 +1,13 @@
-// The dashboard: sign in, then the operator's pages (admin token) or the key holder's page (a Tollgate
-// key). It talks only to the public APIs (/v1 and /admin/v1), with hash routes (#/keys, #/usage, ...,
-// and a record's own page: #/keys/<key id>, #/usage/<request id>): nothing secret ever goes in the URL.
+// The dashboard: sign in, then the operator's pages (admin token), the account's own view (an account
+// token, tga-…) or the key holder's page (a Tollgate key, tg-…). It talks only to the public APIs (/v1 and
+// /admin/v1), with hash routes (#/accounts, #/keys, #/usage, ..., and a record's own page:
+// #/accounts/<account id>, #/keys/<key id>, #/usage/<request id>): nothing secret ever goes in the URL.
 import { render, type FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { setUnauthorizedHandler } from './api.js';
+import { AccountPage } from './pages/account-page.js';
+import { AccountSelfPage } from './pages/account-self.js';
+import { AccountsPage } from './pages/accounts.js';
 import { KeyPage } from './pages/key-page.js';
 import { KeysPage } from './pages/keys.js';
 import { MePage } from './pages/me.js';
@@ -22,11 +26,14 @@ type RecordPage = FunctionComponent<{ token: string; id: string }>;
 /** The operator's pages; `Record` shows one record of the page's kind (#/keys/<id>, #/usage/<id>). */
 const OPERATOR_PAGES: ReadonlyArray<{ route: string; label: string; Page: Page; Record?: RecordPage }> = [
   { route: '', label: 'Overview', Page: OverviewPage },
+  { route: 'accounts', label: 'Accounts', Page: AccountsPage, Record: AccountPage },
   { route: 'keys', label: 'Keys', Page: KeysPage, Record: KeyPage },
   { route: 'usage', label: 'Usage', Page: UsagePage, Record: RequestPage },
   { route: 'sessions', label: 'Sessions', Page: SessionsPage, Record: SessionPage },
   { route: 'providers', label: 'Providers', Page: ProvidersPage },
 ];
+
+const SESSION_LABELS = { operator: 'Operator', account: 'Account', keyholder: 'Key holder' } as const;
 
 const currentRoute = () => parseRoute(location.hash);
 
@@ -58,6 +65,8 @@ function App() {
   const content =
     session.kind === 'keyholder' ? (
       <MePage token={session.token} />
+    ) : session.kind === 'account' ? (
+      <AccountSelfPage token={session.token} />
     ) : route.id !== undefined && page.Record ? (
       <page.Record token={session.token} id={route.id} />
     ) : (
@@ -75,7 +84,7 @@ function App() {
               </a>
             ))}
         </nav>
-        <span class="hint">{session.kind === 'operator' ? 'Operator' : 'Key holder'}</span>
+        <span class="hint">{SESSION_LABELS[session.kind]}</span>
         <button class="link" onClick={() => signOut()}>
           Sign out
         </button>

@@ -2,7 +2,7 @@
 // `#/usage/<request id>` or `#/sessions/<session id>`, so it can be linked. Ids are not secrets (a key's id is not its secret); no
 // token, key or filter value ever goes in a URL.
 export interface Route {
-  /** The page: '' (the overview), 'keys', 'usage', 'sessions', 'providers'. */
+  /** The page: '' (the overview), 'accounts', 'keys', 'usage', 'sessions', 'providers'. */
   readonly page: string;
   /** The record the page shows, when it shows one. */
   readonly id?: string;
@@ -23,6 +23,8 @@ export function parseRoute(hash: string): Route {
   }
 }
 
+/** An account's own page (the operator's view): its money, its keys, its token. */
+export const accountHref = (id: string): string => `#/accounts/${encodeURIComponent(id)}`;
 export const keyHref = (id: string): string => `#/keys/${encodeURIComponent(id)}`;
 export const requestHref = (requestId: string): string => `#/usage/${encodeURIComponent(requestId)}`;
 /** An agent session's own page: its requests and what they cost. */

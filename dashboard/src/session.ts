@@ -1,13 +1,18 @@
-// Who is signed in: an operator (the admin token) or a key holder (a Tollgate key). Kept only in this
-// tab's session storage — never in a URL, a cookie or local storage — and gone when the tab closes.
-export type Session = { readonly kind: 'operator' | 'keyholder'; readonly token: string };
+// Who is signed in: an operator (the admin token), an account's holder (an account token, `tga-`) or a
+// key holder (a Tollgate key, `tg-`). Kept only in this tab's session storage — never in a URL, a cookie
+// or local storage — and gone when the tab closes.
+import type { SessionKind } from './token-kind.js';
+
+export { kindOfToken, type SessionKind } from './token-kind.js';
+export type Session = { readonly kind: SessionKind; readonly token: string };
 
 const STORAGE_KEY = 'tollgate.session';
+const KINDS: readonly string[] = ['operator', 'account', 'keyholder'] satisfies SessionKind[];
 
 export function loadSession(): Session | undefined {
   try {
     const value = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as Session | null;
-    return value && (value.kind === 'operator' || value.kind === 'keyholder') && typeof value.token === 'string' ? value : undefined;
+    return value && KINDS.includes(value.kind) && typeof value.token === 'string' ? value : undefined;
   } catch {
     return undefined;
   }
@@ -19,9 +24,4 @@ export function saveSession(session: Session): void {
 
 export function clearSession(): void {
   sessionStorage.removeItem(STORAGE_KEY);
-}
-
-/** A Tollgate key looks like `tg-` and 43 base64url characters; anything else is taken as the admin token. */
-export function kindOfToken(token: string): Session['kind'] {
-  return /^tg-[A-Za-z0-9_-]{43}$/.test(token) ? 'keyholder' : 'operator';
 }

@@ -3,6 +3,11 @@
 // server changes fails the dashboard's typecheck instead of drifting. Money is USD as a decimal number,
 // exactly as the API gives it; the page never does arithmetic on it beyond display.
 export type {
+  AccountHolderJson,
+  AccountJson,
+  AccountKeyJson,
+  IssuedAccountKeyJson,
+  IssuedAccountTokenJson,
   IssuedKeyJson,
   KeyHolderAnswerJson,
   KeyHolderJson,

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, admin, adminDialects, adminOk, assertError, startAdminE2E, walkList, chatOnce, type AdminE2E } from '../support/admin.js';
 import { call, parseJsonOutput, type Json } from '../support/e2e.js';
 
-/** The fields that differ between two keys issued the same way. */
+/** The fields that differ between two keys issued the same way (each made without an account has its own personal one). */
 const IDENTITY = ['id', 'prefix', 'created_at', 'key', 'name', 'account_id'];
 const comparable = (key: Json) => Object.fromEntries(Object.entries(key).filter(([k]) => !IDENTITY.includes(k)));
 

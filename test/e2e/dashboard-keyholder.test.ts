@@ -1,7 +1,9 @@
 // The dashboard in a real headless Chromium, as a key holder uses it: sign in with a Tollgate key, see
 // the balance, held and available that GET /v1/key reports, its recent requests and spend chart adding up
-// to the same spend, and the models the key may call with their prices. A wrong key gets a clear message;
-// the operator view is absent when admin.token is unset.
+// to the same spend, and the models the key may call with their prices. A key in a shared account with a
+// credit limit also sees its account's available balance and its credit limit and credit left, as GET
+// /v1/key reports them (docs/adr/0047-accounts.md). A wrong key gets a clear message; the operator view
+// is absent when admin.token is unset.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
@@ -50,6 +52,9 @@ describe('dashboard: the key holder', { skip }, () => {
       assert.equal((await card.locator('.value').textContent())!.trim(), usdText(value), `${figure} reads as the exact amount`);
     }
     assert.ok(info.usage > 0 && info.balance < 3, 'the three calls were charged');
+    // A personal account's key without a cap reads as before: no account or cap figures.
+    assert.deepEqual([info.credit_limit, info.account.personal], [null, true]);
+    for (const figure of ['credit-limit', 'credit-left', 'account-available']) assert.equal(await page.locator(`[data-figure=${figure}]`).count(), 0, figure);
 
     // Recent requests and the spend chart add up to what GET /v1/key says was spent.
     const recent = page.locator('table.usage tbody tr');
@@ -85,6 +90,43 @@ describe('dashboard: the key holder', { skip }, () => {
     await page.getByRole('status').filter({ hasText: 'no longer accepted' }).waitFor();
     assert.equal(await page.evaluate('sessionStorage.length'), 0, 'the revoked key is forgotten');
     await watched.shot('signed-out');
+    watched.assertClean();
+  });
+
+  test('a key in a shared account with a credit limit: the account’s available balance, the cap and what is left of it', async () => {
+    const created = await gw.cli(['accounts', 'create', '--name', 'team', '--balance', '4', '--json']);
+    assert.equal(created.code, 0, created.stderr);
+    const account = JSON.parse(created.stdout) as Json;
+    const issued = await gw.cli(['keys', 'create', '--name', 'capped', '--account', account.id, '--credit-limit', '0.5', '--json']);
+    assert.equal(issued.code, 0, issued.stderr);
+    const capped = JSON.parse(issued.stdout) as Json;
+    assert.equal((await postChat(gw, capped.key, { model: 'gpt-test', messages: [{ role: 'user', content: 'Hello' }] })).status, 200);
+
+    const watched = await watchPage(browser, 'keyholder-capped');
+    const { page } = watched;
+    await page.goto(`${gw.origin}/dashboard/`);
+    await page.fill('#token', capped.key);
+    await page.click('button[type=submit]');
+    await page.locator('[data-figure=credit-left] .value').waitFor();
+    await watched.shot('me-capped');
+
+    const info: Json = (await call(gw, 'GET', '/key', { key: capped.key })).json.data;
+    assert.ok(info.credit_left < 0.5 && info.credit_left > 0, 'the call counts against the cap');
+    for (const [figure, value] of [
+      ['balance', info.balance],
+      ['available', info.available],
+      ['spent', info.usage],
+      ['credit-limit', info.credit_limit],
+      ['credit-left', info.credit_left],
+      ['account-available', info.account.available],
+    ] as const) {
+      const card = page.locator(`[data-figure=${figure}]`);
+      assert.equal(Number(await card.getAttribute('data-usd')), value, `${figure} is the API's figure`);
+      assert.equal((await card.locator('.value').textContent())!.trim(), usdText(value), `${figure} reads as the exact amount`);
+    }
+    assert.equal(info.available, info.credit_left, 'what the key can hold is its credit left (less than the account has)');
+    assert.match((await page.locator('[data-figure=account-available] .label').textContent())!, /team/);
+    assert.match((await page.locator('[data-field=account]').textContent())!, /^team/);
     watched.assertClean();
   });
 

@@ -310,7 +310,7 @@ describe('dashboard: the operator', { skip }, () => {
     const { page } = watched;
     assert.deepEqual((await call(gw, 'GET', '//dashboard/config.json')).json, { operator: true }, 'the page knows the operator view exists');
     await page.goto(`${gw.origin}/dashboard/`);
-    await page.getByLabel('Admin token or Tollgate key').waitFor();
+    await page.getByLabel('Admin token, account token or Tollgate key').waitFor();
     await page.fill('#token', 'not-the-admin-token-but-long-enough-to-look-real');
     await page.click('button[type=submit]');
     await page.getByRole('alert').waitFor();

@@ -190,12 +190,18 @@ export function readDatabase<T>(dbPath: string, read: (db: SqliteDatabase) => T)
   }
 }
 
-/** A key's balance, held and spent as the ledger entries add up (one `?`: the key id). */
+/**
+ * A key's balance, held and spent as the ledger entries add up (one `?`: the key id): the balance is its
+ * account's (every entry of the account), held and spent the key's own entries (docs/adr/0047-accounts.md).
+ */
 export const DERIVED_BALANCES_SQL = `SELECT
-  COALESCE(SUM(CASE kind WHEN 'topup' THEN amount WHEN 'adjust' THEN amount WHEN 'capture' THEN -amount ELSE 0 END), 0) AS balance,
-  COALESCE(SUM(CASE kind WHEN 'hold' THEN amount WHEN 'release' THEN -amount ELSE 0 END), 0) AS held,
-  COALESCE(SUM(CASE kind WHEN 'capture' THEN amount ELSE 0 END), 0) AS spent
-  FROM ledger_entries WHERE key_id = ?`;
+  COALESCE(SUM(CASE WHEN e.kind IN ('topup', 'adjust') THEN e.amount WHEN e.kind = 'capture' THEN -e.amount ELSE 0 END), 0) AS balance,
+  COALESCE(SUM(CASE WHEN e.key_id = k.id AND e.kind = 'hold' THEN e.amount WHEN e.key_id = k.id AND e.kind = 'release' THEN -e.amount ELSE 0 END), 0) AS held,
+  COALESCE(SUM(CASE WHEN e.key_id = k.id AND e.kind = 'capture' THEN e.amount ELSE 0 END), 0) AS spent
+  FROM (SELECT id, account_id FROM api_keys WHERE id = ?) k JOIN ledger_entries e ON e.account_id = k.account_id`;
+
+/** A key's cached figures: its account's balance, its own held and spent (one `?`: the key id). */
+export const KEY_FIGURES_SQL = 'SELECT a.balance AS balance, k.held AS held, k.spent AS spent FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ?';
 
 /** The usage row of one request straight from the SQLite file (undefined until it is written). */
 export function usageRowOf(dbPath: string, requestId: string): { status: number; cost: number; usage_source: string; error_code: string | null } | undefined {
@@ -205,8 +211,7 @@ export function usageRowOf(dbPath: string, requestId: string): { status: number;
 /** Reads a key's ledger state from the SQLite file. */
 export function auditDatabase(dbPath: string, keyId: string): KeyAudit {
   return readDatabase(dbPath, (db) => {
-    // A key's balance is its account's (a personal account's, for the keys these tests make).
-    const key = db.prepare('SELECT a.balance, k.held, k.spent FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ?').get(keyId) as
+    const key = db.prepare(KEY_FIGURES_SQL).get(keyId) as
       | { balance: number; held: number; spent: number }
       | undefined;
     if (!key) throw new Error(`no key ${keyId}`);

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { SQLITE_DRIVER } from '../../src/storage/sqlite/driver.js';
 import { parseJsonOutput } from './e2e.js';
-import { DERIVED_BALANCES_SQL, readDatabase, type GatewayProcess, type KeyAudit } from './gateway-process.js';
+import { DERIVED_BALANCES_SQL, KEY_FIGURES_SQL, readDatabase, type GatewayProcess, type KeyAudit } from './gateway-process.js';
 import { chatCostNano, embeddingCostNano, usdToNano } from './money.js';
 
 // ---------------------------------------------------------------- the ledger
@@ -270,7 +270,7 @@ const SAMPLER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.betterSqlite3);
 const db = new Database(workerData.dbPath, { readonly: true, fileMustExist: true });
-const keyRow = db.prepare('SELECT a.balance, k.held, k.spent FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ?');
+const keyRow = db.prepare(workerData.keySql);
 const derivedRow = db.prepare(workerData.derivedSql);
 const activeRow = db.prepare("SELECT COUNT(*) AS n, COALESCE(SUM(amount), 0) AS total FROM holds WHERE key_id = ? AND status = 'active'");
 const snapshot = db.transaction(() => ({ key: keyRow.get(workerData.keyId), derived: derivedRow.get(workerData.keyId), active: activeRow.get(workerData.keyId) }));
@@ -306,7 +306,7 @@ tick();
 export async function startLedgerSampler(dbPath: string, keyId: string, opts: SamplerOptions = {}): Promise<LedgerSampler> {
   // The driver package this Node loads (src/storage/sqlite/driver.ts).
   const betterSqlite3 = createRequire(import.meta.url).resolve(SQLITE_DRIVER);
-  const workerData = { dbPath, keyId, betterSqlite3, derivedSql: DERIVED_BALANCES_SQL, allowNegative: opts.allowNegative ?? false, busyMs: opts.busyMs ?? 4, idleMs: opts.idleMs ?? 2 };
+  const workerData = { dbPath, keyId, betterSqlite3, derivedSql: DERIVED_BALANCES_SQL, keySql: KEY_FIGURES_SQL, allowNegative: opts.allowNegative ?? false, busyMs: opts.busyMs ?? 4, idleMs: opts.idleMs ?? 2 };
   const worker = new Worker(SAMPLER_SOURCE, { eval: true, workerData });
   await new Promise<void>((resolve, reject) => {
     worker.once('online', resolve);

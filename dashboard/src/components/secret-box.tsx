@@ -2,7 +2,7 @@
 // clipboard; where the clipboard is refused, the text is selected for the user to copy.
 import { useRef, useState } from 'preact/hooks';
 
-export function SecretBox({ secret }: { secret: string }) {
+export function SecretBox({ secret, what = 'key' }: { secret: string; what?: 'key' | 'token' }) {
   const text = useRef<HTMLElement>(null);
   const [copied, setCopied] = useState<'yes' | 'select' | undefined>();
   async function copy() {
@@ -18,7 +18,7 @@ export function SecretBox({ secret }: { secret: string }) {
   return (
     <div class="secret-box">
       <p>
-        <strong>Copy this key now.</strong> It is shown only once; Tollgate keeps only its hash.
+        <strong>Copy this {what} now.</strong> It is shown only once; Tollgate keeps only its hash.
       </p>
       <code ref={text} class="secret" data-secret>
         {secret}

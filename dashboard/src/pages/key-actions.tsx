@@ -9,7 +9,8 @@ import type { KeyJson, LimitsJson, ProviderHealthJson } from '../types.js';
 import { ConfirmDialog, CreateDialog, EditDialog, SecretDialog, TopUpDialog } from './key-dialogs.js';
 
 export type KeyAction =
-  | { kind: 'create' }
+  /** With `account`: a key into that account (no balance of its own); without: a key with a personal account. */
+  | { kind: 'create'; account?: { id: string; name: string } }
   | { kind: 'topup' | 'edit' | 'revoke' | 'rotate'; key: KeyJson }
   | { kind: 'secret'; key: KeyJson; secret: string | null; title: string };
 
@@ -66,15 +67,18 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
     onDone(text);
   };
   switch (action?.kind) {
-    case 'create':
+    case 'create': {
+      const account = action.account;
       return (
         <CreateDialog
           suggestions={models.data ?? []}
+          accountName={account?.name}
           onClose={close}
-          submit={(values, idempotencyKey) => createKey(token, values, idempotencyKey)}
+          submit={(values, idempotencyKey) => createKey(token, account ? { ...values, account_id: account.id } : values, idempotencyKey)}
           onDone={(k) => done(`Created ${k.name}.`, { kind: 'secret', key: k, secret: k.key, title: `New key: ${k.name}` })}
         />
       );
+    }
     case 'edit': {
       const target = action.key;
       return (
@@ -94,7 +98,7 @@ export function KeyActionDialogs({ token, action, setAction, onDone }: KeyAction
           target={target}
           onClose={close}
           submit={(amount, note, idem) => topUpKey(token, target.id, amount, note, idem)}
-          onDone={(k) => done(`Topped up ${k.name}: the balance is now ${usd(k.balance)}.`)}
+          onDone={(k) => done(`Topped up ${k.name}'s account: its balance is now ${usd(k.balance)}.`)}
         />
       );
     }

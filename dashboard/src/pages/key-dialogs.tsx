@@ -10,7 +10,7 @@ import type { IssuedKeyJson, KeyJson } from '../types.js';
 import { KeyForm, type KeyFormValues } from './key-form.js';
 
 /** Runs an action, keeping the busy flag and the error message. */
-function useAction<T>(onDone: (value: T) => void) {
+export function useAction<T>(onDone: (value: T) => void) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const run = async (action: () => Promise<T>) => {
@@ -27,7 +27,7 @@ function useAction<T>(onDone: (value: T) => void) {
   return { busy, error, run };
 }
 
-const ErrorLine = ({ error }: { error: string | undefined }) =>
+export const ErrorLine = ({ error }: { error: string | undefined }) =>
   error ? (
     <p class="error" role="alert">
       {error}
@@ -43,10 +43,15 @@ interface FormDialogProps<T extends KeyJson = KeyJson> {
 
 export function CreateDialog({
   suggestions,
+  accountName,
   onClose,
   submit,
   onDone,
-}: Omit<FormDialogProps<IssuedKeyJson>, 'submit'> & { submit: (values: KeyFormValues, idempotencyKey: string) => Promise<IssuedKeyJson> }) {
+}: Omit<FormDialogProps<IssuedKeyJson>, 'submit'> & {
+  /** The account the key goes into (none: a personal account is made for it). */
+  accountName?: string | undefined;
+  submit: (values: KeyFormValues, idempotencyKey: string) => Promise<IssuedKeyJson>;
+}) {
   // One Idempotency-Key per set of values in this dialog: resubmitting after a lost answer never issues a
   // second key, while corrected values after a refusal are a new request.
   const [idempotencyKeys] = useState(() => new Map<string, string>());
@@ -56,8 +61,8 @@ export function CreateDialog({
   };
   const { busy, error, run } = useAction(onDone);
   return (
-    <Modal id="create" title="New key" onClose={onClose}>
-      <KeyForm suggestions={suggestions} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v, keyFor(v)))} />
+    <Modal id="create" title={accountName === undefined ? 'New key' : `New key in ${accountName}`} onClose={onClose}>
+      <KeyForm suggestions={suggestions} accountName={accountName} submitLabel="Create key" busy={busy} onCancel={onClose} onSubmit={(v) => run(() => submit(v, keyFor(v)))} />
       <ErrorLine error={error} />
     </Modal>
   );
@@ -120,7 +125,7 @@ export function TopUpDialog({
   );
 }
 
-export function ConfirmDialog<T extends KeyJson>({
+export function ConfirmDialog<T>({
   id,
   title,
   text,
@@ -162,15 +167,27 @@ export function ConfirmDialog<T extends KeyJson>({
  * never arrived) is answered with a replay whose secret is null: the server keeps only its hash, so the
  * secret cannot be shown again — say so, and how to get a new one, rather than show an empty secret.
  */
-export function SecretDialog({ title, secret, onClose }: { title: string; secret: string | null; onClose: () => void }) {
+export function SecretDialog({
+  title,
+  secret,
+  onClose,
+  what = 'key',
+}: {
+  title: string;
+  secret: string | null;
+  onClose: () => void;
+  /** What the secret is: a key's, or an account's self-service token. */
+  what?: 'key' | 'token';
+}) {
   return (
     <Modal id="secret" title={title} onClose={onClose}>
       {secret === null ? (
         <p class="error" role="alert" data-secret-lost>
-          The secret was in an earlier answer that did not reach this page, and Tollgate never shows a secret twice. Rotate the key to get a new one.
+          The secret was in an earlier answer that did not reach this page, and Tollgate never shows a secret twice.{' '}
+          {what === 'key' ? 'Rotate the key to get a new one.' : 'Issue a new token to get one.'}
         </p>
       ) : (
-        <SecretBox secret={secret} />
+        <SecretBox secret={secret} what={what} />
       )}
       <div class="toolbar">
         <button type="button" class="secondary" onClick={onClose} data-close>

@@ -1,17 +1,19 @@
-// The fields of a key, for creating one and for editing one: name, (opening balance), allowed models,
-// limits and expiry. Empty limit fields mean "no limit" (null), as in the API.
+// The fields of a key, for creating one and for editing one: name, (opening balance, unless the key goes
+// into an account), credit limit, allowed models, limits and expiry. Empty limit fields mean "no limit"
+// (null), as in the API.
 import { useState } from 'preact/hooks';
 import type { KeyFields, LimitsInput } from '../keys-api.js';
 import type { KeyJson, LimitsJson } from '../types.js';
 
 export interface KeyFormValues extends KeyFields {
-  /** As typed (the server reads it exactly). */
-  balance: string;
+  /** As typed (the server reads it exactly); absent for a key that goes into an account. */
+  balance?: string;
 }
 
 interface Draft {
   name: string;
   balance: string;
+  credit_limit: string;
   allModels: boolean;
   models: string;
   rpm: string;
@@ -28,6 +30,7 @@ function draftOf(key: KeyJson | undefined): Draft {
   return {
     name: key?.name ?? '',
     balance: '',
+    credit_limit: text(key?.credit_limit),
     allModels: key ? key.allowed_models === '*' : true,
     models: key && key.allowed_models !== '*' ? key.allowed_models.join(', ') : '',
     rpm: text(l?.rpm),
@@ -51,7 +54,7 @@ function toLocalInput(iso: string): string {
  * the form starts from the limits in force, which may be the config's defaults, and sending those back
  * would pin them on the key.
  */
-function valuesOf(d: Draft, initial: Draft | undefined): KeyFormValues {
+function valuesOf(d: Draft, initial: Draft | undefined, inAccount: boolean): KeyFormValues {
   const whole = (v: string) => (v.trim() === '' ? null : Number(v));
   const changed = (name: keyof Draft) => !initial || d[name] !== initial[name];
   const limits: LimitsInput = {};
@@ -60,10 +63,12 @@ function valuesOf(d: Draft, initial: Draft | undefined): KeyFormValues {
   if (changed('budget') || changed('budget_period')) limits.budget_period = d.budget.trim() === '' ? null : (d.budget_period as LimitsJson['budget_period']);
   const values: KeyFormValues = {
     name: d.name.trim(),
-    balance: d.balance.trim() === '' ? '0' : d.balance.trim(),
     allowed_models: d.allModels ? '*' : d.models.split(/[\s,]+/).filter(Boolean),
     limits,
   };
+  if (!initial && !inAccount) values.balance = d.balance.trim() === '' ? '0' : d.balance.trim();
+  // Creating: a cap only when one is typed. Editing: only a change (empty: the cap is lifted).
+  if (initial ? changed('credit_limit') : d.credit_limit.trim() !== '') values.credit_limit = d.credit_limit.trim() === '' ? null : d.credit_limit.trim();
   if (changed('expires')) values.expires_at = d.expires ? new Date(d.expires).toISOString() : null;
   return values;
 }
@@ -73,13 +78,15 @@ export interface KeyFormProps {
   editing?: KeyJson;
   /** Model IDs to suggest (from the providers list). */
   suggestions: readonly string[];
+  /** Creating a key in this account: no opening balance (the account holds the money). */
+  accountName?: string;
   submitLabel: string;
   busy: boolean;
   onSubmit: (values: KeyFormValues) => void;
   onCancel: () => void;
 }
 
-export function KeyForm({ editing, suggestions, submitLabel, busy, onSubmit, onCancel }: KeyFormProps) {
+export function KeyForm({ editing, suggestions, accountName, submitLabel, busy, onSubmit, onCancel }: KeyFormProps) {
   const [initial] = useState<Draft | undefined>(() => (editing ? draftOf(editing) : undefined));
   const [draft, setDraft] = useState<Draft>(() => draftOf(editing));
   const field = (name: keyof Draft) => ({
@@ -94,17 +101,20 @@ export function KeyForm({ editing, suggestions, submitLabel, busy, onSubmit, onC
       class="key-form"
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit(valuesOf(draft, initial));
+        onSubmit(valuesOf(draft, initial, accountName !== undefined));
       }}
     >
       <label for="key-name">Name</label>
       <input {...field('name')} required autocomplete="off" />
-      {!editing && (
+      {!editing && accountName === undefined && (
         <>
           <label for="key-balance">Opening balance (USD)</label>
           <input {...field('balance')} inputMode="decimal" placeholder="0" />
         </>
       )}
+      {accountName !== undefined && <p class="hint">The key spends the money of {accountName}, within its credit limit.</p>}
+      <label for="key-credit_limit">Credit limit (USD, empty: none)</label>
+      <input {...field('credit_limit')} inputMode="decimal" placeholder="none" />
       <label class="inline">
         <input type="checkbox" name="allModels" checked={draft.allModels} onChange={(e) => setDraft({ ...draft, allModels: (e.target as HTMLInputElement).checked })} />
         All models
@@ -121,7 +131,7 @@ export function KeyForm({ editing, suggestions, submitLabel, busy, onSubmit, onC
         </>
       )}
       <fieldset>
-        <legend>LimitsJson (empty: none)</legend>
+        <legend>Limits (empty: none)</legend>
         <div class="grid2">
           <label for="key-rpm">Requests / min</label>
           <input {...field('rpm')} inputMode="numeric" />

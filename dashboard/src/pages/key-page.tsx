@@ -1,15 +1,18 @@
-// One key's own page (#/keys/<id>), reached from the keys table: the key object (balance, held,
-// available, limits, status, expiry, models, metadata), what it has spent (the usage summary for the
+// One key's own page (#/keys/<id>), reached from the keys table: the key object (its account's balance and
+// held, what the key can still hold, its account and credit limit, limits, status, expiry, models,
+// metadata), what it has spent (the usage summary for the
 // key), its ledger history page by page (GET /admin/v1/keys/{id}/ledger, newest first), its most recent
 // requests, and the same actions as the keys table.
 import { useState } from 'preact/hooks';
+import { getAccount } from '../accounts-api.js';
 import { getAll, getJson, withQuery } from '../api.js';
+import { creditText } from '../components/account-keys.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { Pager, nextCursors } from '../components/pager.js';
 import { UsageTable } from '../components/usage-table.js';
 import { time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
-import { requestHref } from '../route.js';
+import { accountHref, requestHref } from '../route.js';
 import { totals } from '../summary.js';
 import type { KeyJson, LedgerEntryJson, ListPage, UsageTotalsJson } from '../types.js';
 import { listUsage } from '../usage-api.js';
@@ -39,11 +42,14 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
   const spent = useLoad(() => getAll<UsageTotalsJson>('/admin/v1/usage/summary', token, { group_by: 'key', key_id: id }).then(totals), [token, id]);
   const ledger = useLoad(() => getJson<ListPage<LedgerEntryJson>>(withQuery(`${path}/ledger`, { limit: LEDGER_PAGE, after }), { token }), [token, id, after]);
   const recent = useLoad(() => listUsage(token, { key_id: id, limit: RECENT }), [token, id]);
+  const accountId = key.data?.account_id;
+  const account = useLoad(() => (accountId ? getAccount(token, accountId) : Promise.resolve(undefined)), [token, accountId]);
   const reloadAll = () => {
     key.reload();
     spent.reload();
     ledger.reload();
     recent.reload();
+    account.reload();
   };
 
   if (key.error)
@@ -81,6 +87,7 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
         <Figure label="Balance" usd={k.balance} id="balance" />
         <Figure label="Held" usd={k.held} id="held" />
         <Figure label="Available" usd={k.available} id="available" />
+        {k.credit_left !== null && <Figure label="Credit left" usd={k.credit_left} id="credit-left" />}
         {spent.data && <Figure label="Spent (all time)" usd={spent.data.cost} id="spent" />}
         {spent.data && <CountFigure label="Requests" value={spent.data.requests} id="requests" />}
         {spent.data && <CountFigure label="Failed" value={spent.data.errors} id="failed" />}
@@ -94,11 +101,20 @@ export function KeyPage({ token, id }: { token: string; id: string }) {
         <dd>
           <code>{k.prefix}…</code>
         </dd>
+        <dt>Account</dt>
+        <dd data-field="account">
+          <a href={accountHref(k.account_id)} data-account-link={k.account_id}>
+            {account.data?.name ?? k.account_id}
+          </a>
+          {account.data?.personal && <span class="hint"> (personal: this key's own)</span>}
+        </dd>
+        <dt>Credit limit</dt>
+        <dd data-field="credit-limit">{creditText(k)}</dd>
         <dt>Created</dt>
         <dd>{time(k.created_at)}</dd>
         <dt>Expires</dt>
         <dd data-field="expires">{k.expires_at ? time(k.expires_at) : 'never'}</dd>
-        <dt>LimitsJson</dt>
+        <dt>Limits</dt>
         <dd data-field="limits">{limitsText(l)}</dd>
         {l.budget !== null && (
           <>

@@ -1,11 +1,15 @@
-// The operator's keys: the list with balance, held, available, limits and status, each key's name a link
-// to its own page (#/keys/<id>), and the actions (key-actions.tsx). The table fits a 1280 px window.
+// The operator's keys: the list with balance, held and available (the key's account's, within the key's
+// credit limit), its credit limit, limits and status, each key's name a link to its own page (#/keys/<id>)
+// and its account a link to the account's (#/accounts/<id>), and the actions (key-actions.tsx). The table
+// fits a 1280 px window.
 import { useState } from 'preact/hooks';
+import { listAccountNames } from '../accounts-api.js';
+import { creditText } from '../components/account-keys.js';
 import { Pager, nextCursors } from '../components/pager.js';
 import { date, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { listKeys } from '../keys-api.js';
-import { keyHref } from '../route.js';
+import { accountHref, keyHref } from '../route.js';
 import { KeyActionDialogs, KeyActions, limitsText, modelsText, type KeyAction } from './key-actions.js';
 
 export function KeysPage({ token }: { token: string }) {
@@ -16,6 +20,7 @@ export function KeysPage({ token }: { token: string }) {
   const [message, setMessage] = useState<string | undefined>();
   const after = cursors[cursors.length - 1];
   const keys = useLoad(() => listKeys(token, { status, name, after }), [token, status, name, after]);
+  const accounts = useLoad(() => listAccountNames(token), [token]);
   const resetPaging = () => setCursors([undefined]);
 
   return (
@@ -72,7 +77,8 @@ export function KeysPage({ token }: { token: string }) {
                 <th class="num">Balance</th>
                 <th class="num">Held</th>
                 <th class="num">Available</th>
-                <th>LimitsJson</th>
+                <th>Credit limit</th>
+                <th>Limits</th>
                 <th>Models</th>
                 <th>Expires</th>
                 <th class="actions">
@@ -88,6 +94,7 @@ export function KeysPage({ token }: { token: string }) {
                       {k.name}
                     </a>
                     <code class="hint">{k.prefix}…</code>
+                    <AccountLink id={k.account_id} names={accounts.data} />
                   </td>
                   <td>
                     <span class={k.status === 'active' ? 'badge good' : 'badge bad'}>{k.status}</span>
@@ -95,6 +102,9 @@ export function KeysPage({ token }: { token: string }) {
                   <td class="num balance">{usd(k.balance)}</td>
                   <td class="num">{usd(k.held)}</td>
                   <td class="num">{usd(k.available)}</td>
+                  <td class="credit wrap" data-credit-limit={k.credit_limit === null ? '' : String(k.credit_limit)}>
+                    {creditText(k)}
+                  </td>
                   <td class="limits wrap">{limitsText(k.limits)}</td>
                   <td class="models-cell wrap">{modelsText(k.allowed_models)}</td>
                   <td title={k.expires_at ? time(k.expires_at) : undefined}>{k.expires_at ? date(k.expires_at) : 'never'}</td>
@@ -124,5 +134,17 @@ export function KeysPage({ token }: { token: string }) {
         }}
       />
     </section>
+  );
+}
+
+/**
+ * A key's account, as a link to its page: the shared account's name, or "personal account" for the one
+ * made for the key alone (the list of accounts names only the shared ones).
+ */
+export function AccountLink({ id, names }: { id: string; names: Record<string, string> | undefined }) {
+  return (
+    <a class="account-link" href={accountHref(id)} data-account-link={id} title={id}>
+      {names?.[id] ?? (names ? 'personal account' : 'account')}
+    </a>
   );
 }

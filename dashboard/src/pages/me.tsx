@@ -1,6 +1,8 @@
 // The key holder's page: balance, held and available, limits, the spend chart, recent requests with
 // their cost, and the models the key may call with their prices — all from the key's own read-only
-// endpoints (GET /v1/key, /v1/key/usage, /v1/key/usage/summary, /v1/models).
+// endpoints (GET /v1/key, /v1/key/usage, /v1/key/usage/summary, /v1/models). A key in a shared account
+// also shows the account's available balance (what all its keys draw on), and a key with a credit limit
+// its cap and what is left of it; a personal account's key without a cap reads as it always did.
 import { useMemo, useState } from 'preact/hooks';
 import { getAll, getJson, withQuery } from '../api.js';
 import { spendText } from '../chart-text.js';
@@ -65,8 +67,17 @@ export function MePage({ token }: { token: string }) {
         <Figure label="Held" usd={key.held} id="held" />
         <Figure label="Available" usd={key.available} id="available" />
         <Figure label="Spent" usd={key.usage} id="spent" />
+        {key.credit_limit !== null && <Figure label="Credit limit" usd={key.credit_limit} id="credit-limit" />}
+        {key.credit_left !== null && <Figure label="Credit left" usd={key.credit_left} id="credit-left" />}
+        {!key.account.personal && <Figure label={`Available in ${key.account.name}`} usd={key.account.available} id="account-available" />}
       </div>
       <dl class="facts">
+        {!key.account.personal && (
+          <>
+            <dt>Account</dt>
+            <dd data-field="account">{key.account.name}, shared with its other keys</dd>
+          </>
+        )}
         {l.budget !== null && (
           <>
             <dt>Budget</dt>

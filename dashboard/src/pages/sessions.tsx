@@ -6,12 +6,13 @@ import { useState } from 'preact/hooks';
 import { getAll } from '../api.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { Pager, nextCursors } from '../components/pager.js';
+import { TotalsTable } from '../components/totals-table.js';
 import { UsageTable } from '../components/usage-table.js';
-import { count, usd } from '../format.js';
+import { count } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { listAllKeys } from '../keys-api.js';
 import { sessionHref } from '../route.js';
-import { totalTokens, totals } from '../summary.js';
+import { totals } from '../summary.js';
 import type { UsageTotalsJson } from '../types.js';
 import { listUsage } from '../usage-api.js';
 
@@ -19,35 +20,6 @@ const PAGE_SIZE = 50;
 /** The list shows this many sessions, the costliest. */
 const LISTED = 100;
 const DAYS = 30;
-
-function TotalsTable({ rows, label, link }: { rows: readonly UsageTotalsJson[]; label: string; link?: (group: string) => string }) {
-  return (
-    <div class="table-scroll">
-      <table class="totals">
-        <thead>
-          <tr>
-            <th>{label}</th>
-            <th class="num">Requests</th>
-            <th class="num">Failed</th>
-            <th class="num">Tokens</th>
-            <th class="num">Cost</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.group ?? ''} data-group={r.group ?? ''} data-cost={String(r.cost)}>
-              <td>{r.group === null ? '—' : link ? <a href={link(r.group)}>{r.group}</a> : r.group}</td>
-              <td class="num">{count(r.requests)}</td>
-              <td class="num">{count(r.errors)}</td>
-              <td class="num">{count(totalTokens(r))}</td>
-              <td class="num cost">{usd(r.cost)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
 
 export function SessionsPage({ token }: { token: string }) {
   const since = new Date(Date.now() - DAYS * 86_400_000).toISOString();

@@ -1,8 +1,17 @@
-// Signing in: the admin token (operator view) or a Tollgate key (key holder view). The token is checked
-// against the API before it is kept, and kept only in this tab's session storage.
+// Signing in: the admin token (operator view), an account token (the account's own view) or a Tollgate key
+// (key holder view). The token is checked against the API before it is kept, and kept only in this tab's
+// session storage.
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, getJson, request } from '../api.js';
-import { kindOfToken, saveSession, type Session } from '../session.js';
+import { kindOfToken, saveSession, type Session, type SessionKind } from '../session.js';
+
+/** Where each kind of token is checked before it is kept. */
+const CHECK: Record<SessionKind, string> = { operator: '/admin/v1/keys?limit=1', account: '/v1/account', keyholder: '/v1/key' };
+const INVALID: Record<SessionKind, string> = {
+  operator: 'That admin token is not valid.',
+  account: 'That account token is not valid (unknown, or replaced by a newer one).',
+  keyholder: 'That key is not valid (unknown, revoked or expired).',
+};
 
 export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) => void; notice?: string | undefined }) {
   const [token, setToken] = useState('');
@@ -24,21 +33,21 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
     if (!value) return;
     const kind = kindOfToken(value);
     if (kind === 'operator' && adminEnabled === false) {
-      setError('This gateway has no operator view (admin.token is not set), and that is not a Tollgate key (tg-…).');
+      setError('This gateway has no operator view (admin.token is not set), and that is neither a Tollgate key (tg-…) nor an account token (tga-…).');
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
-      await request(kind === 'keyholder' ? '/v1/key' : '/admin/v1/keys?limit=1', { token: value, quiet: true });
+      await request(CHECK[kind], { token: value, quiet: true });
       const session = { kind, token: value } as const;
       saveSession(session);
       onSignedIn(session);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404 && kind === 'operator') {
-        setError('This gateway has no operator view (admin.token is not set). Sign in with a Tollgate key instead.');
+        setError('This gateway has no operator view (admin.token is not set). Sign in with a Tollgate key or an account token instead.');
       } else if (e instanceof ApiError && e.status === 401) {
-        setError(kind === 'keyholder' ? 'That key is not valid (unknown, revoked or expired).' : 'That admin token is not valid.');
+        setError(INVALID[kind]);
       } else {
         setError(`Could not sign in: ${(e as Error).message}`);
       }
@@ -56,7 +65,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
         </p>
       )}
       <form onSubmit={submit}>
-        <label for="token">{adminEnabled === false ? 'Your Tollgate key' : 'Admin token or Tollgate key'}</label>
+        <label for="token">{adminEnabled === false ? 'Your Tollgate key or account token' : 'Admin token, account token or Tollgate key'}</label>
         <input
           id="token"
           name="token"
@@ -65,7 +74,7 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) 
           spellcheck={false}
           value={token}
           onInput={(e) => setToken((e.target as HTMLInputElement).value)}
-          placeholder={adminEnabled === false ? 'tg-…' : 'admin token, or tg-…'}
+          placeholder={adminEnabled === false ? 'tg-… or tga-…' : 'admin token, tga-… or tg-…'}
         />
         <button type="submit" disabled={busy || token.trim() === ''}>
           Sign in

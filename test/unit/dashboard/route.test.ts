@@ -2,7 +2,8 @@
 // #/usage/<request id>) round-trips any id, and each status choice becomes the API's `status` value.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { keyHref, parseRoute, requestHref } from '../../../dashboard/src/route.js';
+import { accountHref, keyHref, parseRoute, requestHref } from '../../../dashboard/src/route.js';
+import { kindOfToken } from '../../../dashboard/src/token-kind.js';
 import { EMPTY_FILTERS, STATUS_CHOICES, queryOf } from '../../../dashboard/src/usage-filters.js';
 
 describe('dashboard routes', () => {
@@ -19,11 +20,22 @@ describe('dashboard routes', () => {
     for (const id of ['req_abc', 'a/b?c#d', 'spaces and ünïcode', '%41']) {
       assert.deepEqual(parseRoute(requestHref(id)), { page: 'usage', id });
       assert.deepEqual(parseRoute(keyHref(id)), { page: 'keys', id });
+      assert.deepEqual(parseRoute(accountHref(id)), { page: 'accounts', id });
     }
   });
 
   test('keeps a malformed escape as it is (it then names no record)', () => {
     assert.deepEqual(parseRoute('#/usage/%E0%A4%A'), { page: 'usage', id: '%E0%A4%A' });
+  });
+});
+
+describe('dashboard sign-in', () => {
+  test('tells an account token (tga-) from a key (tg-) from anything else (the admin token)', () => {
+    const body = 'A'.repeat(42) + '_';
+    assert.equal(kindOfToken(`tga-${body}`), 'account');
+    assert.equal(kindOfToken(`tg-${body}`), 'keyholder');
+    assert.equal(kindOfToken(`tga-${body}x`), 'operator', 'a token of the wrong length is no account token');
+    assert.equal(kindOfToken('some-admin-token'), 'operator');
   });
 });
 
