@@ -27,6 +27,8 @@ const USAGE = `usage: npm run bench -- [options]
   --only IDS          comma-separated scenario ids to run (e.g. tollgate-chat)
   --cpu-prof DIR      run the gateway under --cpu-prof, writing the .cpuprofile into DIR
   --gateway-flags F   extra node flags for the gateway process, e.g. --gateway-flags="--max-semi-space-size=4" (space-separated; note the =)
+  --gc                the gateway's garbage collections in each window (V8's --trace-gc-nvp): bytes promoted to the old
+                      generation per request, scavenges and full collections per 10,000 requests
   --no-save           do not write bench/results/<timestamp>.json`;
 
 /** The ids of the --agents scenarios (direct-messages-stream, tollgate-responses-stream, ...). */
@@ -54,6 +56,7 @@ export function parseOptions(argv) {
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'gateway-flags': { type: 'string', default: '' },
+      gc: { type: 'boolean', default: false },
       'no-save': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -82,6 +85,7 @@ export function parseOptions(argv) {
     only,
     cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
     gatewayFlags: values['gateway-flags'].split(' ').filter(Boolean),
+    gc: values.gc,
     save: !values['no-save'],
   };
 }

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { GC_TRACE_FLAG, watchGc } from './gc-trace.mjs';
 import { request } from 'undici';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -188,19 +189,22 @@ function createKey(configPath, limits) {
  * `database`: a database URL; SQLite in `dir` when undefined. `limits`, `redisUrl`, `nodeFlags`, `agents`: see
  * --limits, --redis, --gateway-flags, --agents. `name`: how the reports call this process (several gateways run with --postgres).
  */
-export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate', nodeFlags = [], agents = false } = {}) {
+export async function startGateway(dir, mockUrl, cpuProfDir, database, { limits = false, redisUrl, name = 'tollgate', nodeFlags = [], agents = false, gc = false } = {}) {
   mkdirSync(dir, { recursive: true });
   const dbPath = join(dir, 'tollgate.db');
   const configPath = join(dir, 'tollgate.yaml');
   writeFileSync(configPath, gatewayConfig(mockUrl, database ?? `sqlite:${dbPath}`, redisUrl, agents));
   const key = createKey(configPath, limits);
   const profArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const gcFlags = gc ? [GC_TRACE_FLAG] : [];
+  const startedAt = performance.now();
   const child = track(
     'gateway',
-    spawn(process.execPath, [...nodeFlags, ...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [...nodeFlags, ...gcFlags, ...profArgs, BIN, 'serve', '--config', configPath, '--port', '0'], { cwd: dir, env: { ...process.env, TOLLGATE_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
+  const gcTrace = gc ? watchGc(child, startedAt) : undefined;
   const url = await waitForLine(child, child.stderr, listeningUrl, 'gateway');
-  return { name, child, url, key, database: database ?? `sqlite:${dbPath}` };
+  return { name, child, url, key, database: database ?? `sqlite:${dbPath}`, gc: gcTrace };
 }
 
 function listeningUrl(line) {

@@ -31,6 +31,9 @@ const METRICS = {
   otherCores: (r) => r.otherCores,
   postgresCpuMsPerRequest: (r) => r.postgresCpuMsPerRequest ?? null,
   contextSwitchesPerRequest: (r) => r.contextSwitchesPerRequest ?? null,
+  promotedBytesPerRequest: (r) => r.gc?.promotedBytesPerRequest ?? null,
+  scavengesPer10k: (r) => r.gc?.scavengesPer10k ?? null,
+  fullGcsPer10k: (r) => r.gc?.fullGcsPer10k ?? null,
 };
 
 /** Median of every metric per scenario, plus min/max of the ones whose noise we report. */
@@ -40,7 +43,7 @@ export function summarise(results, scenarios) {
     const row = { id: scenario.id, label: scenario.label, kind: scenario.kind, stream: scenario.stream, via: scenario.via, subject: scenario.subject.name, runs: runs.length, errors: runs.reduce((n, r) => n + r.errors, 0) };
     for (const [name, get] of Object.entries(METRICS)) row[name] = round(median(runs.map(get)), 4);
     row.spread = {};
-    for (const name of ['rps', 'p50', 'cpuMsPerRequest']) {
+    for (const name of ['rps', 'p50', 'cpuMsPerRequest', 'promotedBytesPerRequest', 'fullGcsPer10k']) {
       const xs = runs.map(METRICS[name]).filter((x) => x !== null);
       if (xs.length === 0 || !row[name]) continue; // every request failed: nothing to compare
       row.spread[name] = { min: Math.min(...xs), max: Math.max(...xs), pct: round(((Math.max(...xs) - Math.min(...xs)) / row[name]) * 100, 1) };
@@ -175,6 +178,7 @@ export function printReport(report) {
     console.log(`billing (${name}): ${check.served} successful gateway responses, ${check.usageRows} usage rows, ${check.captures} captures, ${check.activeHolds} open holds — ${ok ? 'all settled' : 'MISMATCH'}`);
   }
   printPostgresComparison(summary);
+  if (options.gc) printGc(summary);
   if (options.runs > 1) {
     console.log('\nNoise across runs (min–max, spread as % of the median):');
     for (const r of summary.filter((row) => row.spread.rps && row.spread.p50 && row.spread.cpuMsPerRequest)) {
@@ -183,6 +187,21 @@ export function printReport(report) {
     }
   }
   printErrors(report.results);
+}
+
+/** --gc: what each gateway row left to V8's collector in its window (medians; min–max over the runs). */
+function printGc(summary) {
+  const rows = summary.filter((r) => r.promotedBytesPerRequest !== null);
+  if (rows.length === 0) return;
+  const range = (s, digits) => (s && s.min !== s.max ? ` (${fmt(s.min, digits)}–${fmt(s.max, digits)})` : '');
+  console.log('\nGarbage collection in the window (the gateway, V8 --trace-gc-nvp):');
+  console.log(
+    table(
+      ['scenario', 'promoted B/req', 'scavenges /10k req', 'full GCs /10k req'],
+      rows.map((r) => [r.id, fmt(r.promotedBytesPerRequest, 0) + range(r.spread.promotedBytesPerRequest, 0), fmt(r.scavengesPer10k, 1), fmt(r.fullGcsPer10k, 1) + range(r.spread.fullGcsPer10k, 1)]),
+    ),
+  );
+  console.log('promoted: bytes the scavenges moved to the old generation (objects that outlived two of them); full GCs: mark-compact collections.');
 }
 
 /** Tollgate beside Portkey, scenario kind by kind: throughput and CPU ratios, added latency side by side. */

@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { round } from './numbers.mjs';
 import { parseOptions } from './options.mjs';
 import { join } from 'node:path';
+import { gcOverWindow } from './gc-trace.mjs';
 import { createBenchSchema } from './postgres.mjs';
 import { createSpreadKeys } from './spread-keys.mjs';
 import { installCleanup, makeTempDir, removeTempDir, startGateway, startMock, startPortkey, stopAll, wasInterrupted } from './processes.mjs';
@@ -27,7 +28,7 @@ async function main() {
 
   const mock = await startMock({ agents: options.agents });
   const pgSchema = options.postgresUrl ? await createBenchSchema(options.postgresUrl) : undefined;
-  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags, agents: options.agents, accounts: options.accounts };
+  const gatewayOptions = { limits: options.limits, redisUrl: options.redisUrl, nodeFlags: options.gatewayFlags, agents: options.agents, accounts: options.accounts, gc: options.gc };
   // SQLite, one process: the reference every PostgreSQL row is compared with.
   const tollgate = await startGateway(tempDir, mock.url, options.cpuProfDir, undefined, gatewayOptions);
   const pg = pgSchema ? await startPostgresGateways(tempDir, mock.url, pgSchema.url, gatewayOptions) : undefined;
@@ -51,6 +52,7 @@ async function main() {
   const memory = {};
   for (const p of [tollgate, portkey, ...(pg?.gateways ?? [])].filter(Boolean)) memory[p.name] = { idleRssMb: idle[p.name], ...memoryMb(p.child.pid) };
   await stopAll();
+  if (options.gc) await addGcFigures(results, [tollgate, ...(pg?.gateways ?? [])]);
   const billing = {};
   if (results.some((r) => r.via === 'tollgate' || r.via === 'tollgate-account')) {
     billing.sqlite = await billingCheck(tollgate.database, results, (via) => via === 'tollgate' || via === 'tollgate-idem' || via === 'tollgate-account', idle.tollgateRequests);
@@ -64,6 +66,17 @@ async function main() {
   if (options.cpuProfDir) console.log(`cpu profile: ${options.cpuProfDir} (summarise with: node bench/profile-summary.mjs ${options.cpuProfDir})`);
   removeTempDir();
   if (results.some((r) => r.errors > 0)) process.exitCode = 1;
+}
+
+/**
+ * --gc: each gateway row's collections in its window. Read once the gateways have exited: V8 writes its trace
+ * through C stdio, which holds the last lines back while stdout is a pipe.
+ */
+async function addGcFigures(results, gateways) {
+  for (const gateway of gateways.filter((g) => g.gc)) {
+    await Promise.race([gateway.gc.done, sleep(5_000, undefined, { ref: false })]);
+    for (const r of results.filter((row) => row.subject === gateway.name)) r.gc = gcOverWindow(gateway.gc, r.window.start, r.window.end, r.completed.measure);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // Tollgate or via Portkey) and running one of them
 // with the load generator in its own process, /proc sampled when its measured window opens and closes.
 import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -169,11 +170,19 @@ export async function runScenario(scenario, procs, opts, round) {
   let start;
   let end;
   let result;
+  // performance.now() at both ends, to find the gateway's collections in the window (--gc).
+  let windowStart;
+  let windowEnd;
   for await (const line of createInterface({ input: child.stdout })) {
     const event = JSON.parse(line);
     // Sampled here, when the load generator says the window opens and closes (pipe delay is the same at both ends).
-    if (event.event === 'window-start') start = snapshot({ ...pids, load: child.pid }, { withPostgres });
-    else if (event.event === 'window-end') end = snapshot({ ...pids, load: child.pid }, { withPostgres });
+    if (event.event === 'window-start') {
+      start = snapshot({ ...pids, load: child.pid }, { withPostgres });
+      windowStart = performance.now();
+    } else if (event.event === 'window-end') {
+      end = snapshot({ ...pids, load: child.pid }, { withPostgres });
+      windowEnd = performance.now();
+    }
     else if (event.event === 'result') result = event;
   }
   const code = await exited;
@@ -200,6 +209,7 @@ export async function runScenario(scenario, procs, opts, round) {
     otherCores: cpu.otherCores,
     contextSwitchesPerRequest: cpu.contextSwitchesPerRequest,
     postgresCpuMsPerRequest: cpu.postgresMsPerRequest,
+    window: { start: windowStart, end: windowEnd },
   };
 }
 
