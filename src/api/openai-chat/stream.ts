@@ -48,7 +48,18 @@ export class ChatClientStream implements ClientStream {
   }
 
   final(charge: Charge): string {
-    return encodeSseData({ ...this.envelope(), choices: [], usage: openaiUsage(charge, this.translator.usage, true) }) + SSE_DONE;
+    const { translator } = this;
+    // One literal, not a spread of envelope() (the same frame): the spread's copy kept more of each
+    // streamed request alive through scavenges (bench --gc, tollgate-stream: ~250 B/request more promoted).
+    const frame = {
+      id: translator.id || `chatcmpl-${this.requestId}`,
+      object: 'chat.completion.chunk',
+      created: translator.created || Math.floor(Date.now() / 1000),
+      model: this.clientModel,
+      choices: [],
+      usage: openaiUsage(charge, translator.usage, true),
+    };
+    return encodeSseData(frame) + SSE_DONE;
   }
 
   cut(charge: Charge, choices: number): string {
