@@ -86,3 +86,30 @@ export function authenticate(keys: KeyStore, headers: CredentialHeaders, maxAgeM
 export function authenticateAccount(accounts: AccountStore, headers: CredentialHeaders): Promise<AccountRecord> {
   return lookUp(accountTokenOf(headers), 'invalid_account_token', (hash) => accounts.findByTokenHash(hash), () => true);
 }
+
+/** Who pays on a route that takes either credential: the account, and the key when a key secret was sent. */
+export interface Payer {
+  readonly account: AccountRecord;
+  /** null: the account's own token was sent. */
+  readonly key: KeyRecord | null;
+}
+
+/**
+ * An account token, else a key secret standing for its account (/v1/account routes that add credit: a
+ * key-holder may buy credit for the account their key spends from). A key must be usable (active,
+ * unexpired) to speak for its account; a missing account behind a key is the same 401.
+ */
+export async function authenticatePayer(accounts: AccountStore, keys: KeyStore, headers: CredentialHeaders): Promise<Payer> {
+  if (accountTokenOf(headers) !== undefined || keySecretOf(headers) === undefined) {
+    return { account: await authenticateAccount(accounts, headers), key: null };
+  }
+  const key = await authenticate(keys, headers);
+  let account: AccountRecord | undefined;
+  try {
+    account = await accounts.get(key.accountId);
+  } catch (error) {
+    throw new GatewayError('ledger_unavailable', { headers: { 'retry-after': '1' }, cause: error });
+  }
+  if (account === undefined) throw new GatewayError('invalid_api_key');
+  return { account, key };
+}

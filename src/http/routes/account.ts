@@ -1,6 +1,7 @@
 // /v1/account...: self-service for an account token's holder (docs/adr/0047-accounts.md) — thin handlers
 // over operations/account-self-service.ts (parse, call, render). Every request proves an account token
-// (`tga-`; a key secret is 401 here, as an account token is on the model routes); POSTs take an
+// (`tga-`; a key secret is 401 here, as an account token is on the model routes — except on a route
+// registered with PAYER_ROUTE, where a key stands for its account); POSTs take an
 // Idempotency-Key, scoped to the account.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -14,8 +15,8 @@ import {
   summarizeAccountUsage,
   updateAccountKey,
 } from '../../operations/account-self-service.js';
-import type { AccountRecord, Store } from '../../storage/types.js';
-import { authenticateAccount } from '../auth.js';
+import type { AccountRecord, KeyRecord, Store } from '../../storage/types.js';
+import { authenticateAccount, authenticatePayer } from '../auth.js';
 import { registerCors } from '../cors.js';
 import { useManagementJson } from '../management-json.js';
 import { listQuery, modelsField, readInput, usageFilterQuery } from './admin/admin-input.js';
@@ -23,10 +24,19 @@ import { idempotentPost } from './admin/idempotent-post.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The account whose token authenticated a /v1/account request. */
+    /** The account whose token authenticated a /v1/account request (or, on a payer route, the key's account). */
     account: AccountRecord | null;
+    /** On a payer route (`config: PAYER_ROUTE`), the key that was sent instead of an account token. */
+    accountKey: KeyRecord | null;
+  }
+  interface FastifyContextConfig {
+    /** The route takes a key secret as well as an account token: the key stands for its account. */
+    acceptsKey?: boolean;
   }
 }
+
+/** Route options of a /v1/account route a key-holder may call too (adding credit to the key's account). */
+export const PAYER_ROUTE = { config: { acceptsKey: true } } as const;
 
 const limitField = z.union([z.number(), z.string(), z.null()]).optional();
 const capsFields = {
@@ -59,13 +69,20 @@ export interface AccountApiDeps {
 export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): void {
   const { store, config } = deps;
   app.decorateRequest('account', null);
+  app.decorateRequest('accountKey', null);
   app.register(
     async function accountV1(api) {
       // Before the token check: a browser's preflight carries no credential.
       await registerCors(api, config.server.corsOrigins, ['GET', 'POST', 'PATCH']);
       useManagementJson(api);
       api.addHook('onRequest', async function requireAccountToken(request) {
-        request.account = await authenticateAccount(store.accounts, request.headers);
+        if (request.routeOptions.config.acceptsKey === true) {
+          const payer = await authenticatePayer(store.accounts, store.keys, request.headers);
+          request.account = payer.account;
+          request.accountKey = payer.key;
+        } else {
+          request.account = await authenticateAccount(store.accounts, request.headers);
+        }
       });
       const post = (handler: Parameters<typeof idempotentPost>[1]) => idempotentPost(store.idempotency, handler, (request) => `account:${accountOf(request).id}`);
 

@@ -5,9 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isGatewayError } from '../../../src/errors.js';
-import { accountTokenOf, authenticate, authenticateAccount, keySecretOf } from '../../../src/http/auth.js';
+import { accountTokenOf, authenticate, authenticateAccount, authenticatePayer, keySecretOf } from '../../../src/http/auth.js';
 import { generateAccountToken, generateKeySecret, hashKeySecret } from '../../../src/keys/secret.js';
-import type { AccountRecord, AccountStore, KeyStore } from '../../../src/storage/types.js';
+import type { AccountRecord, AccountStore, KeyRecord, KeyStore } from '../../../src/storage/types.js';
 
 const ACCOUNT = { id: 'acct_1', name: 'team', status: 'suspended' } as AccountRecord;
 
@@ -78,5 +78,43 @@ describe('authenticateAccount', () => {
     assert.equal(keySecretOf({ authorization: `Bearer ${token}` }), undefined);
     assert.equal(accountTokenOf({ authorization: `Bearer ${generateKeySecret()}` }), undefined);
     assert.equal(accountTokenOf({ authorization: 'Bearer sk-ant-other', 'x-api-key': token }), token, 'a foreign bearer beside it does not hide it');
+  });
+});
+
+describe('authenticatePayer (routes that add credit: an account token, or a key standing for its account)', () => {
+  const token = generateAccountToken();
+  const secret = generateKeySecret();
+  const KEY = { id: 'key_1', accountId: 'acct_1', status: 'active', expiresAt: null } as KeyRecord;
+  const keysKnowing = (key: KeyRecord): KeyStore =>
+    ({ findByHash: async (hash: string) => (hash === hashKeySecret(secret) ? key : undefined) }) as unknown as KeyStore;
+  const accounts = Object.assign(accountsKnowing(token), { get: async (id: string) => (id === ACCOUNT.id ? ACCOUNT : undefined) });
+
+  test('an account token names the account, with no key', async () => {
+    assert.deepEqual(await authenticatePayer(accounts, keysKnowing(KEY), { authorization: `Bearer ${token}` }), { account: ACCOUNT, key: null });
+  });
+
+  test("a key secret names the key's account, in any of the three headers", async () => {
+    for (const headers of [{ authorization: `Bearer ${secret}` }, { 'x-api-key': secret }, { 'api-key': secret }]) {
+      assert.deepEqual(await authenticatePayer(accounts, keysKnowing(KEY), headers), { account: ACCOUNT, key: KEY });
+    }
+  });
+
+  test('a revoked or expired key, an unknown key and no credential are 401', async () => {
+    const revoked = keysKnowing({ ...KEY, status: 'revoked' });
+    const expired = keysKnowing({ ...KEY, expiresAt: Date.now() - 1 });
+    await assert.rejects(authenticatePayer(accounts, revoked, { authorization: `Bearer ${secret}` }), refused('invalid_api_key'));
+    await assert.rejects(authenticatePayer(accounts, expired, { authorization: `Bearer ${secret}` }), refused('invalid_api_key'));
+    await assert.rejects(authenticatePayer(accounts, keysKnowing(KEY), { authorization: `Bearer ${generateKeySecret()}` }), refused('invalid_api_key'));
+    await assert.rejects(authenticatePayer(accounts, keysKnowing(KEY), {}), refused('invalid_account_token'));
+  });
+
+  test("a key whose account is gone is 401, a database that fails reading the account 503", async () => {
+    const orphan = keysKnowing({ ...KEY, accountId: 'acct_gone' });
+    await assert.rejects(authenticatePayer(accounts, orphan, { authorization: `Bearer ${secret}` }), refused('invalid_api_key'));
+    const failing = Object.assign(accountsKnowing(token), { get: () => Promise.reject(new Error('down')) });
+    await assert.rejects(
+      authenticatePayer(failing, keysKnowing(KEY), { authorization: `Bearer ${secret}` }),
+      (error: unknown) => isGatewayError(error) && error.code === 'ledger_unavailable' && error.status === 503,
+    );
   });
 });
