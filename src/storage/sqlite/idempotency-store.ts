@@ -1,4 +1,4 @@
-// Idempotency-Key records on SQLite: written through the ledger's write batcher (a savepoint in its
+// Idempotency-Key records on SQLite: written through the ledger's write batcher (one write of its
 // group commit, which holds the write lock), so two requests with one key cannot both claim it and a
 // request that sends the header costs no commit of its own.
 import { decideClaim, IDEMPOTENCY_COLUMNS, type IdempotencyRow } from '../idempotency-claim.js';
@@ -7,7 +7,7 @@ import type { SqliteDatabase } from './connection.js';
 import type { WriteBatcher } from './write-batcher.js';
 
 export class SqliteIdempotencyStore implements IdempotencyStore {
-  private readonly claimTx;
+  private readonly claimWrite;
   private readonly statements;
 
   constructor(
@@ -30,16 +30,16 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       ),
     };
     this.statements = s;
-    this.claimTx = db.transaction((claim: IdempotencyClaim): ClaimOutcome => {
+    this.claimWrite = (claim: IdempotencyClaim): ClaimOutcome => {
       const decision = decideClaim(s.read.get(claim.scope, claim.key), claim);
       if (decision !== 'write') return decision;
       s.write.run({ ...claim, leaseUntil: claim.now + claim.leaseMs, expiresAt: claim.now + claim.keepMs });
       return { outcome: 'claimed' };
-    });
+    };
   }
 
   claim(claim: IdempotencyClaim): Promise<ClaimOutcome> {
-    return this.batcher.enqueue(() => this.claimTx(claim));
+    return this.batcher.enqueue(() => this.claimWrite(claim));
   }
 
   async complete(scope: string, key: string, answer: StoredAnswer | null): Promise<void> {

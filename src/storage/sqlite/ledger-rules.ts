@@ -17,16 +17,6 @@ import { NO_BUDGET, refusalOf, roomOf, usageValues } from '../rows.js';
 import type { BudgetWindow, Refusal } from '../types.js';
 import type { LedgerStatements } from './ledger-statements.js';
 
-/**
- * Thrown inside a rule's transaction when the account's half of an admission refuses after the key's
- * half was applied: the rule's savepoint rolls back, and the store answers the refusal it carries.
- */
-export class AdmissionRefused extends Error {
-  constructor(readonly refusal: Refusal) {
-    super('admission refused');
-  }
-}
-
 interface AdmissionFacts {
   readonly keyId: string;
   readonly amount: number;
@@ -42,8 +32,9 @@ function refusalNow(s: LedgerStatements, a: AdmissionFacts): Refusal {
 
 /**
  * The one admission (docs/adr/0047-accounts.md): the key's caps, then its account's money and budget, as
- * one step. Returns the account, or a refusal; a refusal after the key's half throws, so the rule's
- * transaction rolls the key's half back.
+ * one step. Returns the account, or a refusal. A refusal by the account undoes the key's half here (its
+ * held; a budget period the key's row rolled over to stays rolled, as the next admission would roll it, and
+ * reads the same), so a refused admission returns without a savepoint (write-batcher.ts).
  */
 function admit(s: LedgerStatements, a: AdmissionFacts): { accountId: string } | Refusal {
   const key = s.admitKey.get({ amount: a.amount, keyId: a.keyId, now: a.now, periodStart: a.budget.periodStart, budget: a.budget.limit });
@@ -52,9 +43,9 @@ function admit(s: LedgerStatements, a: AdmissionFacts): { accountId: string } | 
   const accountBudget = a.accountBudget ?? NO_BUDGET;
   const account = { amount: a.amount, accountId, periodStart: accountBudget.periodStart, budget: accountBudget.limit };
   if (s.admitAccount.run(account).changes !== 1) {
-    // The key's half is undone with the savepoint; the refusal is read as the rows were before it.
+    // The refusal is read as the rows were before the key's half.
     s.unholdKey.run(a.amount, a.keyId);
-    throw new AdmissionRefused(refusalNow(s, a));
+    return refusalNow(s, a);
   }
   return { accountId };
 }

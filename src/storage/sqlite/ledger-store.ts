@@ -1,6 +1,6 @@
-// Holds, captures and releases on SQLite. Each method is atomic (a savepoint inside the write batcher's
-// IMMEDIATE transaction, which takes the write lock up front so a concurrent CLI write waits instead
-// of failing mid-way). The cached money columns on accounts and api_keys move only together with an
+// Holds, captures and releases on SQLite. Each method is atomic: one write of the write batcher's
+// IMMEDIATE transaction (which takes the write lock up front so a concurrent CLI write waits instead of
+// failing mid-way), undone alone if it fails (write-batcher.ts). The cached money columns on accounts and api_keys move only together with an
 // append-only ledger entry.
 import type {
   Admission,
@@ -21,61 +21,44 @@ import { auditQueries, violationsFrom, type AuditRows, type AuditScope } from '.
 import type { SqliteDatabase } from './connection.js';
 import { prepareLedgerStatements, type LedgerStatements } from './ledger-statements.js';
 import * as rules from './ledger-rules.js';
-import type { Refusal } from '../types.js';
 
-/** A rule's result, or the refusal its rolled-back admission carried (rules.AdmissionRefused). */
-function refusedAs<T>(run: () => T, refused: (refusal: Refusal) => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (error instanceof rules.AdmissionRefused) return refused(error.refusal);
-    throw error;
-  }
-}
 import type { WriteBatcher } from './write-batcher.js';
 
 export class SqliteLedgerStore implements LedgerStore {
   private readonly statements: LedgerStatements;
-  /** Each rule of ledger-rules.ts as one transaction (a savepoint inside the batcher's transaction). */
-  private readonly tx;
+  private readonly expireTx;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly batcher: WriteBatcher,
   ) {
     const s = (this.statements = prepareLedgerStatements(db));
-    this.tx = {
-      placeHold: db.transaction((hold: HoldPlacement) => rules.placeHold(s, hold)),
-      settle: db.transaction((settlement: Settlement) => rules.settle(s, settlement)),
-      release: db.transaction((requestId: string, usage: UsageRecord | undefined, now: number) => rules.release(s, requestId, usage, now)),
-      renewHold: db.transaction((renewal: HoldRenewal) => rules.renewHold(s, renewal)),
-      growHold: db.transaction((growth: HoldGrowth) => rules.growHold(s, growth)),
-      expireHolds: db.transaction((now: number, limit: number) => rules.expireHolds(s, now, limit)),
-    };
+    // The sweeper runs outside the request path's batches: a transaction of its own.
+    this.expireTx = db.transaction((now: number, limit: number) => rules.expireHolds(s, now, limit));
   }
 
   placeHold(hold: HoldPlacement): Promise<Admission> {
-    return this.batcher.enqueue(() => refusedAs(() => this.tx.placeHold(hold), (refusal) => refusal));
+    return this.batcher.enqueue(() => rules.placeHold(this.statements, hold));
   }
 
   settle(settlement: Settlement): Promise<SettleResult> {
-    return this.batcher.enqueue(() => this.tx.settle(settlement));
+    return this.batcher.enqueue(() => rules.settle(this.statements, settlement));
   }
 
   release(requestId: string, usage: UsageRecord | undefined, now: number): Promise<ReleaseOutcome> {
-    return this.batcher.enqueue(() => this.tx.release(requestId, usage, now));
+    return this.batcher.enqueue(() => rules.release(this.statements, requestId, usage, now));
   }
 
   renewHold(renewal: HoldRenewal): Promise<RenewOutcome> {
-    return this.batcher.enqueue(() => refusedAs(() => this.tx.renewHold(renewal), (refusal) => ({ outcome: 'refused', refusal })));
+    return this.batcher.enqueue(() => rules.renewHold(this.statements, renewal));
   }
 
   growHold(growth: HoldGrowth): Promise<GrowOutcome> {
-    return this.batcher.enqueue(() => refusedAs(() => this.tx.growHold(growth), (refusal) => ({ outcome: 'refused', refusal })));
+    return this.batcher.enqueue(() => rules.growHold(this.statements, growth));
   }
 
   async expireHolds(now: number, limit: number): Promise<number> {
-    return this.tx.expireHolds.immediate(now, limit);
+    return this.expireTx.immediate(now, limit);
   }
 
   async findViolations(scope: AuditScope): Promise<LedgerViolation[]> {

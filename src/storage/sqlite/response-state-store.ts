@@ -1,5 +1,5 @@
 // The Responses state on SQLite (product.md §14): stored response and item ids per key. A record is written
-// through the ledger's write batcher (one savepoint in its group commit), so a busy gateway pays no commit
+// through the ledger's write batcher (one write of its group commit), so a busy gateway pays no commit
 // of its own for it; reads are one indexed lookup of the ids a request names.
 import type { ResponseStateStore, StoredResponse, StoredResponseRef } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
@@ -14,7 +14,7 @@ interface RefRow {
 }
 
 export class SqliteResponseStateStore implements ResponseStateStore {
-  private readonly recordTx;
+  private readonly recordWrite;
   private readonly statements;
 
   constructor(
@@ -35,15 +35,15 @@ export class SqliteResponseStateStore implements ResponseStateStore {
         'DELETE FROM response_ids WHERE rowid IN (SELECT rowid FROM response_ids WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)',
       ),
     };
-    this.recordTx = db.transaction((response: StoredResponse) => {
+    this.recordWrite = (response: StoredResponse) => {
       for (const id of new Set([response.responseId, ...response.itemIds])) {
         insert.run(response.keyId, id, response.responseId, response.provider, response.inputTokens, response.outputTokens, response.expiresAt);
       }
-    });
+    };
   }
 
   async record(response: StoredResponse): Promise<void> {
-    await this.batcher.enqueue(() => this.recordTx(response));
+    await this.batcher.enqueue(() => this.recordWrite(response));
   }
 
   async find(keyId: string, ids: readonly string[], now: number): Promise<StoredResponseRef[]> {

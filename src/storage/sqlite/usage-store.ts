@@ -18,7 +18,7 @@ import type { WriteBatcher } from './write-batcher.js';
 
 export class SqliteUsageStore implements UsageStore {
   private readonly query;
-  /** Transaction functions: inside a batch each is a savepoint, undone alone if it fails. */
+  /** Writes of the batcher's group commit, each undone alone if it fails (write-batcher.ts). */
   private readonly insertOutcomes;
   private readonly addUnauthenticated;
 
@@ -35,13 +35,13 @@ export class SqliteUsageStore implements UsageStore {
        ) ORDER BY created_at ASC, seq ASC`,
     );
     const insertUsage = db.prepare(SHARED_SQL.insertUsage(USAGE_COLUMNS.map(() => '?')));
-    this.insertOutcomes = db.transaction((records: readonly UsageRecord[]) => {
+    this.insertOutcomes = (records: readonly UsageRecord[]) => {
       for (const record of records) insertUsage.run(...usageValues(record));
-    });
+    };
     const addCount = db.prepare(countUnauthenticatedSql(() => '?'));
-    this.addUnauthenticated = db.transaction((counts: readonly UnauthenticatedCount[]) => {
+    this.addUnauthenticated = (counts: readonly UnauthenticatedCount[]) => {
       for (const count of counts) addCount.run(count.minute, count.requests);
-    });
+    };
   }
 
   async list(query: UsageQuery): Promise<UsageRecord[]> {

@@ -56,6 +56,31 @@ describe('WriteBatcher', () => {
     ]);
   });
 
+  test('a bare write that fails half-way is undone alone: the batch runs again with a savepoint per write', async () => {
+    const db = scratchDb();
+    const batcher = new WriteBatcher(db);
+    const runs = { before: 0, failing: 0, after: 0 };
+    const insert = db.prepare('INSERT INTO t (id, v) VALUES (?, ?)');
+    // No transaction function of its own: its first insert lands, its second breaks the primary key.
+    const halfWay = () => {
+      runs.failing += 1;
+      insert.run(20, 'first half');
+      insert.run(20, 'second half');
+    };
+    const before = batcher.enqueue(() => (runs.before += 1, insert.run(10, 'before').changes));
+    const failing = batcher.enqueue(halfWay);
+    const after = batcher.enqueue(() => (runs.after += 1, insert.run(30, 'after').changes));
+    assert.equal(await before, 1);
+    await assert.rejects(failing, /UNIQUE|PRIMARY KEY/);
+    assert.equal(await after, 1);
+    assert.deepEqual(db.prepare('SELECT id, v FROM t ORDER BY id').all(), [
+      { id: 10, v: 'before' },
+      { id: 30, v: 'after' },
+    ], 'the failing write left nothing, the others are written once');
+    // The bare run stopped at the failure and was rolled back; the guarded run did every write once more.
+    assert.deepEqual(runs, { before: 2, failing: 2, after: 1 });
+  });
+
   test('rejects every write of a batch whose transaction cannot start, writes none of them, and says the database cannot take writes until one commits', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-batcher-'));
     try {
