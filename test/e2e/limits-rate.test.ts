@@ -5,7 +5,7 @@
 // for nothing against the limits.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { assertChatOk, assertErrorResponse, call, parseJsonOutput, postChat, type Json, type RawResponse } from '../support/e2e.js';
+import { assertChatOk, assertErrorResponse, call, parseJsonOutput, postChat, waitFor, type Json, type RawResponse } from '../support/e2e.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { chatCompletion, makeUsage, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
 import { chatCostNano } from '../support/money.js';
@@ -86,8 +86,11 @@ describe('rate limits on one gateway', () => {
       return { json: chatCompletion({ usage: makeUsage(11, 7) }) };
     });
     const callsBefore = mock.requests.length;
-    const pending = Array.from({ length: 8 }, () => postChat(gw, tpmKey.key, BODY));
-    await sleep(500);
+    let answered = 0;
+    const pending = Array.from({ length: 8 }, () => postChat(gw, tpmKey.key, BODY).finally(() => (answered += 1)));
+    // The five that do not fit are answered at once; the three that fit wait upstream at the gate.
+    const settled = await waitFor(async () => answered === 5 && mock.requests.length - callsBefore === 3, 15_000, 20);
+    assert.ok(settled, `five answered (${answered}) while three wait upstream (${mock.requests.length - callsBefore})`);
     assert.equal(mock.requests.length - callsBefore, 3, 'three estimates fit the tokens per minute');
     release();
     const tpmResults = await Promise.all(pending);
@@ -118,8 +121,10 @@ describe('rate limits on one gateway', () => {
       await gate;
       return { json: chatCompletion({ usage: makeUsage(11, 7) }) };
     });
-    const pending = Array.from({ length: 6 }, () => postChat(gw, key.key, BODY));
-    await sleep(500);
+    let answered = 0;
+    const pending = Array.from({ length: 6 }, () => postChat(gw, key.key, BODY).finally(() => (answered += 1)));
+    const settled = await waitFor(async () => answered === 4 && mock.requests.length === 2, 15_000, 20);
+    assert.ok(settled, `four answered (${answered}) while two wait upstream (${mock.requests.length})`);
     assert.equal(mock.requests.length, 2);
     release();
     const results = await Promise.all(pending);
