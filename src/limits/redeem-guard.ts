@@ -5,6 +5,7 @@
 // its own window: every attempt is admitted first — so attempts in flight count, and 50 at once cannot
 // slip past the limit — and a redemption that succeeds takes its admissions back (cancel); a failed one
 // keeps them. Like the rate limits, a Redis that does not answer admits (fails open).
+import { randomBytes } from 'node:crypto';
 import type { RateLimiter, RateLimits, RateTicket } from './rate-limiter.js';
 
 export interface RedeemAttempt {
@@ -19,6 +20,8 @@ export type RedeemAdmission = { readonly admitted: true; readonly attempt: Redee
 export class RedeemGuard {
   private readonly limits: RateLimits;
   private sequence = 0;
+  /** Names this guard's admissions apart from every other gateway's (one Redis log holds them all). */
+  private readonly origin = randomBytes(6).toString('hex');
 
   constructor(
     private readonly limiter: RateLimiter,
@@ -29,7 +32,7 @@ export class RedeemGuard {
 
   /** Admits an attempt by `credential` (e.g. `key:<id>`) from `address`, or says how long to wait. */
   async admit(credential: string, address: string): Promise<RedeemAdmission> {
-    const id = `redeem-${process.pid}-${++this.sequence}`;
+    const id = `redeem-${this.origin}-${++this.sequence}`;
     const tickets: RateTicket[] = [];
     for (const scope of [`credential:${credential}`, `ip:${address}`]) {
       const admission = await this.limiter.admit(scope, id, this.limits, 0);
