@@ -4,8 +4,10 @@
 // of one code at once answer exactly one 200 and credit once (the audit stays clean); a used, revoked,
 // expired, unknown or other account's code each answers its own error and changes nothing; the admin
 // API creates (an Idempotency-Key replay shows no codes), lists, revokes and exports CSV without codes;
-// and the guess limit answers 429 with Retry-After after the threshold, per key and per address.
+// and the guess limit answers 429 with Retry-After after the threshold, per key and per address — on one
+// gateway, and across two gateways sharing Redis.
 import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { hashKeySecret } from '../../src/keys/secret.js';
@@ -14,7 +16,8 @@ import { ADMIN_TOKEN, adminConfigYaml, adminDialects, adminOk, assertError, admi
 import { call, extendConfig, parseJsonOutput, type Json, type RawResponse } from '../support/e2e.js';
 import { mockConfig, readDatabase, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
-import { freshPgSchema, type PgSchema } from '../support/postgres.js';
+import { freshPgSchema, postgresSkipReason, type PgSchema } from '../support/postgres.js';
+import { redisSkipReason, TEST_REDIS_URL } from '../support/redis.js';
 import { usdToNano } from '../support/money.js';
 
 const CODE = /^tgr-[a-z2-7]{32}$/;
@@ -282,5 +285,39 @@ describe('the guess limit (sqlite)', () => {
     assertError(await redeem(g.gw, others[3]!.token, spare, shared), 429, 'too_many_redeem_attempts');
     assert.equal((await redeem(g.gw, others[3]!.token, spare, freshAddress())).status, 200, 'from another address it redeems');
     await auditClean(g.gw);
+  });
+});
+
+describe('the guess limit shared through Redis by two gateways (postgres)', { skip: (await postgresSkipReason()) ?? (await redisSkipReason()) }, () => {
+  let mock: MockUpstream;
+  let schema: PgSchema;
+  const gateways: GatewayProcess[] = [];
+  before(async () => {
+    mock = await startMockUpstream();
+    schema = await freshPgSchema();
+    const config = extendConfig(mockConfig(mock, `${adminConfigYaml}redis: ${TEST_REDIS_URL}\nlimits:\n  redeem_failures: 3\n`), { server: '  trust_proxy: loopback' });
+    gateways.push(...(await Promise.all([0, 1].map(() => startGateway({ config, env: { TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN }, database: schema.url })))));
+  });
+  after(async () => {
+    await mock?.close();
+    for (const gw of gateways) await stopGateway(gw, 10_000);
+    await schema?.drop();
+  });
+
+  test("one credential's failures on either gateway count together; so do one address's", async () => {
+    const [a, b] = gateways as [GatewayProcess, GatewayProcess];
+    // Addresses no earlier run used (Redis keeps counts for the window, across runs).
+    const address = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+    const team = await newAccount(a, 'shared');
+    const [good] = await createCodes(a, ['--amount', '1']);
+    const wrong = `tgr-${'c'.repeat(32)}`;
+    for (const gw of [a, b, a]) assertError(await redeem(gw, team.token, wrong, address()), 404, 'code_not_found');
+    assertError(await redeem(b, team.token, good, address()), 429, 'too_many_redeem_attempts');
+
+    const shared = address();
+    const others = await Promise.all([1, 2, 3, 4].map((n) => newAccount(a, `shared-${n}`)));
+    for (const [i, other] of others.slice(0, 3).entries()) assertError(await redeem(i % 2 ? b : a, other.token, wrong, shared), 404, 'code_not_found');
+    assertError(await redeem(b, others[3]!.token, good, shared), 429, 'too_many_redeem_attempts');
+    assert.equal((await redeem(b, others[3]!.token, good, address())).status, 200);
   });
 });
