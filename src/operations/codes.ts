@@ -252,7 +252,13 @@ export function redeemableCode(value: unknown): string {
  * the error of the one registry and changed nothing.
  */
 export async function redeemCode(store: Store, account: AccountRecord, key: KeyRecord | null, code: string, now = Date.now()): Promise<RedemptionJson> {
-  const result = await store.codes.redeem({ hash: hashKeySecret(code), accountId: account.id, keyId: key?.id ?? null, now });
+  let result;
+  try {
+    result = await store.codes.redeem({ hash: hashKeySecret(code), accountId: account.id, keyId: key?.id ?? null, now });
+  } catch (error) {
+    // The database did not answer (or refused the write): nothing was redeemed, and a retry may succeed.
+    throw new GatewayError('ledger_unavailable', { headers: { 'retry-after': '1' }, cause: error });
+  }
   switch (result.outcome) {
     case 'applied':
       return {

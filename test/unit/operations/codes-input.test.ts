@@ -85,3 +85,18 @@ describe('code objects', () => {
     assert.equal(batch.codes[0]!.code, 'tgr-x', 'the answer itself keeps its codes');
   });
 });
+
+describe('redeemCode', () => {
+  test('a database that does not answer is 503 ledger_unavailable with Retry-After: nothing was redeemed, a retry may succeed', async () => {
+    const { redeemCode } = await import('../../../src/operations/codes.js');
+    const store = { codes: { redeem: () => Promise.reject(new Error('connection refused')) } } as unknown as Parameters<typeof redeemCode>[0];
+    const account = { id: 'acct_a', balance: 0 } as Parameters<typeof redeemCode>[1];
+    await assert.rejects(redeemCode(store, account, null, generateRedemptionCode()), (error: unknown) => {
+      assert.ok(isGatewayError(error));
+      assert.equal(error.code, 'ledger_unavailable');
+      assert.equal(error.status, 503);
+      assert.equal(error.headers?.['retry-after'], '1');
+      return true;
+    });
+  });
+});
