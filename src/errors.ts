@@ -92,6 +92,19 @@ export const ERROR_REGISTRY = {
   unsupported_parameter: { status: 400, type: 'invalid_request_error', message: 'This parameter is not supported.' },
   key_not_found: { status: 404, type: 'invalid_request_error', message: 'No such key.' },
   account_not_found: { status: 404, type: 'invalid_request_error', message: 'No such account.' },
+  // Redemption codes (docs/adr/0051-redemption-codes.md): a well-shaped code that names no code, one
+  // redeemed before, revoked, expired, or restricted to another account. Each changes nothing.
+  code_not_found: { status: 404, type: 'invalid_request_error', message: 'No such redemption code. Check it for typos.' },
+  code_redeemed: { status: 409, type: 'invalid_request_error', message: 'This redemption code has already been redeemed.' },
+  code_revoked: { status: 410, type: 'invalid_request_error', message: 'This redemption code was revoked by the operator.' },
+  code_expired: { status: 410, type: 'invalid_request_error', message: 'This redemption code has expired.' },
+  code_wrong_account: { status: 403, type: 'invalid_request_error', message: 'This redemption code is for another account.' },
+  // Failed redemptions per key (or account token) and per client address: guessing is refused for a while.
+  too_many_redeem_attempts: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many failed redemption attempts; wait for the time in Retry-After before trying again.',
+  },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
   request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time.' },

@@ -14,7 +14,8 @@ import type { Store } from './storage/types.js';
 import { UpstreamTransport } from './upstream/transport.js';
 import { DrainSlots } from './pipeline/drain-slots.js';
 import { InFlightRequests } from './pipeline/in-flight.js';
-import { openRateLimiter } from './limits/open-limiter.js';
+import { openRateLimiter, openRedeemLimiter } from './limits/open-limiter.js';
+import { RedeemGuard } from './limits/redeem-guard.js';
 import { UpstreamHealth } from './routing/upstream-health.js';
 import { GatewayMetrics } from './telemetry/metrics.js';
 import { OutcomeRecorder } from './telemetry/outcome-recorder.js';
@@ -70,6 +71,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   // Loaded only when configured, like the Redis rate limiter and the shared cool-downs.
   const redis = config.redis ? (await import('./telemetry/redis-reachability.js')).redisReachability(config.redis, log) : undefined;
   const limiter = await openRateLimiter(config, log, redis);
+  const redeemGuard = new RedeemGuard(await openRedeemLimiter(config, log, redis), config.limits.redeemFailures);
   const cooldowns = config.redis && redis ? new (await import('./routing/shared-cooldowns.js')).SharedCooldowns(config.redis, health, log, redis) : undefined;
   let closing = false;
   const server = buildServer({
@@ -89,6 +91,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     metrics,
     probe: store.probe,
     outcomes,
+    redeemGuard,
   }, CLIENT_APIS);
   // The tokenizer's vocabulary (5 MB, tens of ms to read) now, not in the first request's time.
   loadTokenizer();
@@ -105,6 +108,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     redis?.close();
     await transport.close();
     await limiter.close();
+    await redeemGuard.close();
     await cooldowns?.close();
     await store.close();
     throw listenError(host, options.port ?? config.server.port, error);
@@ -139,6 +143,7 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       // Connections now close on purpose: not news for the log.
       redis?.close();
       await limiter.close();
+      await redeemGuard.close();
       await cooldowns?.close();
       database.close();
       await store.close();

@@ -8,6 +8,7 @@ import { setUnauthorizedHandler } from './api.js';
 import { AccountPage } from './pages/account-page.js';
 import { AccountSelfPage } from './pages/account-self.js';
 import { AccountsPage } from './pages/accounts.js';
+import { CodesPage } from './pages/codes.js';
 import { KeyPage } from './pages/key-page.js';
 import { KeysPage } from './pages/keys.js';
 import { MePage } from './pages/me.js';
@@ -28,6 +29,7 @@ const OPERATOR_PAGES: ReadonlyArray<{ route: string; label: string; Page: Page; 
   { route: '', label: 'Overview', Page: OverviewPage },
   { route: 'accounts', label: 'Accounts', Page: AccountsPage, Record: AccountPage },
   { route: 'keys', label: 'Keys', Page: KeysPage, Record: KeyPage },
+  { route: 'codes', label: 'Codes', Page: CodesPage },
   { route: 'usage', label: 'Usage', Page: UsagePage, Record: RequestPage },
   { route: 'sessions', label: 'Sessions', Page: SessionsPage, Record: SessionPage },
   { route: 'providers', label: 'Providers', Page: ProvidersPage },

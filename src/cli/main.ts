@@ -16,6 +16,7 @@ const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) =
   serve: async () => (await import('./serve.js')).registerServeCommand,
   keys: async () => (await import('./keys.js')).registerKeyCommands,
   accounts: async () => (await import('./accounts.js')).registerAccountCommands,
+  codes: async () => (await import('./codes.js')).registerCodeCommands,
   usage: async () => (await import('./usage.js')).registerUsageCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
   config: async () => (await import('./config-check.js')).registerConfigCommands,

@@ -249,6 +249,8 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
       maxConcurrent: raw.limits.max_concurrent,
       budget: budget ?? null,
       budgetPeriod: raw.limits.budget_period,
+      redeemFailures: raw.limits.redeem_failures,
+      redeemWindowSeconds: raw.limits.redeem_window_seconds,
     },
     admin: { token: adminToken },
     redis: raw.redis,

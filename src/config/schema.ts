@@ -156,6 +156,10 @@ const limitsSchema = z
     max_concurrent: optionalLimit,
     budget: price.nullable().default(null),
     budget_period: z.enum(['day', 'week', 'month']).default('month'),
+    // Redemption codes (docs/adr/0051-redemption-codes.md): failed redeems allowed per key (or account
+    // token) and per client address in any rolling window of this many seconds; then 429.
+    redeem_failures: numeric(z.number().int().positive()).default(10),
+    redeem_window_seconds: numeric(z.number().int().positive()).default(600),
   })
   .prefault({});
 

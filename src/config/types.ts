@@ -145,6 +145,9 @@ export interface LimitsConfig {
   readonly maxConcurrent: number | null;
   readonly budget: Nano | null;
   readonly budgetPeriod: BudgetPeriod;
+  /** Failed redemptions allowed per credential and per client address in the window (docs/adr/0051-redemption-codes.md). */
+  readonly redeemFailures: number;
+  readonly redeemWindowSeconds: number;
 }
 
 export interface AdminConfig {

@@ -1,5 +1,6 @@
 // What the HTTP server needs from the rest of the gateway, and how a client API mounts its routes.
 import type { FastifyInstance } from 'fastify';
+import type { RedeemGuard } from '../limits/redeem-guard.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import type { InFlightRequests } from '../pipeline/in-flight.js';
 import type { UpstreamHealth } from '../routing/upstream-health.js';
@@ -26,6 +27,8 @@ export interface ServerDeps extends PipelineDeps {
   readonly probe: StoreProbe;
   /** Writes the usage rows of requests that moved no money, and counts those without a valid key. */
   readonly outcomes: OutcomeRecorder;
+  /** The redemption codes' guess limit (POST /v1/account/redeem); absent: one in this process, with the config's limits. */
+  readonly redeemGuard?: RedeemGuard;
 }
 
 /**

@@ -15,6 +15,8 @@ import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { errorRenderer, sendError } from './render-error.js';
 import { registerRequestEnd } from './request-end.js';
 import { registerAccountApi } from './routes/account.js';
+import { InProcessRateLimiter } from '../limits/in-process-limiter.js';
+import { RedeemGuard } from '../limits/redeem-guard.js';
 import { registerAdminApi } from './routes/admin/index.js';
 import { registerKeyRoute } from './routes/key.js';
 import { registerKeyUsageRoutes } from './routes/key-usage.js';
@@ -102,7 +104,11 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   app.register(registerDashboard, { operator: deps.config.admin.token !== undefined });
   registerAdminApi(app, { store: deps.store, config: deps.config, health: deps.health, log: deps.log });
   // Beside /v1's routes, not among them: an account token authenticates here, and only here.
-  registerAccountApi(app, { store: deps.store, config: deps.config });
+  registerAccountApi(app, {
+    store: deps.store,
+    config: deps.config,
+    redeemGuard: deps.redeemGuard ?? new RedeemGuard(new InProcessRateLimiter({ windowMs: deps.config.limits.redeemWindowSeconds * 1000 }), deps.config.limits.redeemFailures),
+  });
 
   app.register(
     async function v1(api) {

@@ -41,3 +41,48 @@ export function looksLikeAccountToken(value: string): boolean {
 export function generateAccountId(): string {
   return `acct_${randomBytes(8).toString('hex')}`;
 }
+
+// Redemption codes (docs/adr/0051-redemption-codes.md): `tgr-` + 160 random bits in lowercase base32
+// (RFC 4648's alphabet a–z, 2–7: no case to get wrong, no 0/O or 1/l to mix up when typed), hashed
+// like key secrets. A code is read case-insensitively, around spaces.
+const CODE_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+const CODE_SHAPE = /^tgr-[a-z2-7]{32}$/;
+
+export function generateRedemptionCode(): string {
+  const bytes = randomBytes(20);
+  let bits = 0;
+  let value = 0;
+  let out = 'tgr-';
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += CODE_ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
+}
+
+/** The code as stored and compared: trimmed and lower-cased (a code typed in capitals is the same code). */
+export function normaliseRedemptionCode(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+/** A normalised code's shape: anything else is refused before the database. */
+export function looksLikeRedemptionCode(value: string): boolean {
+  return CODE_SHAPE.test(value);
+}
+
+/** The first characters of a code (`tgr-` and 6 of its 32), kept to recognise it in listings. */
+export function redemptionCodePrefix(code: string): string {
+  return code.slice(0, PREFIX_LENGTH);
+}
+
+export function generateCodeId(): string {
+  return `rc_${randomBytes(8).toString('hex')}`;
+}
+
+export function generateCodeBatchId(): string {
+  return `batch_${randomBytes(8).toString('hex')}`;
+}

@@ -19,3 +19,20 @@ export async function openRateLimiter(config: Config, log: Logger, redisReachabi
   await limiter.ready(READY_WAIT_MS);
   return limiter;
 }
+
+/** Where the guess limit's counters live in Redis (apart from the rate limits'). */
+export const REDEEM_REDIS_PREFIX = 'tollgate:redeem:';
+
+/**
+ * The limiter behind the redemption guess limit (limits/redeem-guard.ts): its own window, counters in
+ * Redis under their own prefix when `redis:` is set (every gateway and worker shares them), else in this
+ * process.
+ */
+export async function openRedeemLimiter(config: Config, log: Logger, redisReachability?: Reachability): Promise<RateLimiter> {
+  const windowMs = config.limits.redeemWindowSeconds * 1000;
+  if (!config.redis) return new InProcessRateLimiter({ windowMs });
+  const { RedisRateLimiter } = await import('./redis-limiter.js');
+  const limiter = new RedisRateLimiter({ url: config.redis, logger: log, prefix: REDEEM_REDIS_PREFIX, windowMs, ...(redisReachability ? { reachability: redisReachability } : {}) });
+  await limiter.ready(READY_WAIT_MS);
+  return limiter;
+}

@@ -331,3 +331,56 @@ export type UpstreamHealthJson = {
 
 /** GET /admin/v1/providers: every configured upstream, in one answer (no pages). */
 export type ProviderHealthJson = { object: 'list'; data: UpstreamHealthJson[] };
+
+/** A redemption code's status (docs/adr/0051-redemption-codes.md); expired and unused are decided now. */
+export type CodeStatusJson = 'unused' | 'redeemed' | 'revoked' | 'expired';
+
+/** A redemption code as listings show it: never the code itself, only its prefix. */
+export type CodeJson = {
+  id: string;
+  object: 'redemption_code';
+  prefix: string;
+  amount: number;
+  status: CodeStatusJson;
+  /** Only this account may redeem it; null: any. */
+  account_id: string | null;
+  batch_id: string;
+  note: string | null;
+  expires_at: string | null;
+  created_at: string;
+  redeemed_at: string | null;
+  redeemed_account_id: string | null;
+  redeemed_key_id: string | null;
+  revoked_at: string | null;
+};
+
+/** A created code: its object and, once (the answer that made it), the code; a replay carries null. */
+export type CreatedCodeJson = CodeJson & { code: string | null };
+
+/** POST /admin/v1/codes, `codes create --json`. */
+export type CodeBatchJson = {
+  object: 'redemption_code_batch';
+  batch_id: string;
+  count: number;
+  amount: number;
+  codes: CreatedCodeJson[];
+};
+
+/** A revocation: the code (by id), or how many of a batch's codes it revoked. */
+export type CodeRevocationJson = {
+  object: 'redemption_code_revocation';
+  batch_id: string | null;
+  id: string | null;
+  revoked: number;
+};
+
+/** POST /v1/account/redeem: what was credited, to which account, and its money after. */
+export type RedemptionJson = {
+  object: 'redemption';
+  code_id: string;
+  prefix: string;
+  amount: number;
+  account_id: string;
+  balance: number;
+  available: number;
+};

@@ -404,6 +404,87 @@ export interface AccountStore {
   keys(accountId: string): Promise<KeyRecord[]>;
 }
 
+/** unused: redeemable now; redeemed, revoked; expired: past its expiry and never redeemed or revoked. */
+export type CodeStatus = 'unused' | 'redeemed' | 'revoked' | 'expired';
+
+/** A redemption code (docs/adr/0051-redemption-codes.md): only its hash and prefix are stored. */
+export interface CodeRecord {
+  readonly id: string;
+  /** The first characters of the code, for recognising it in listings. */
+  readonly prefix: string;
+  /** Nano-dollars it credits. */
+  readonly amount: Nano;
+  /** Only this account may redeem it; null: any. */
+  readonly accountId: string | null;
+  /** Epoch ms after which it cannot be redeemed; null: never. */
+  readonly expiresAt: number | null;
+  readonly batchId: string;
+  readonly note: string | null;
+  readonly createdAt: string;
+  /** Epoch ms; null: not redeemed. */
+  readonly redeemedAt: number | null;
+  readonly redeemedAccountId: string | null;
+  /** The key that was sent to redeem it (null: an account token, or not redeemed). */
+  readonly redeemedKeyId: string | null;
+  /** Epoch ms; null: not revoked. */
+  readonly revokedAt: number | null;
+}
+
+export interface NewCode {
+  readonly id: string;
+  readonly hash: string;
+  readonly prefix: string;
+  readonly amount: Nano;
+  readonly accountId: string | null;
+  readonly expiresAt: number | null;
+  readonly batchId: string;
+  readonly note: string | null;
+  readonly now: number;
+}
+
+/** One page of codes, in creation order (created_at, id), after the cursor's code. */
+export interface CodePageQuery {
+  /** `expired` and `unused` are decided at `now`. */
+  readonly status?: CodeStatus;
+  readonly batchId?: string;
+  readonly after?: { readonly createdAt: string; readonly id: string };
+  readonly limit: number;
+  readonly now: number;
+}
+
+/** A redemption: the code's hash, who redeems it, when. */
+export interface Redemption {
+  readonly hash: string;
+  readonly accountId: string;
+  /** The key that was sent instead of an account token; null: the account's token. */
+  readonly keyId: string | null;
+  readonly now: number;
+}
+
+/**
+ * applied: the code was claimed and the account credited, together. Otherwise nothing changed: unknown
+ * (no code with this hash), used (redeemed before), revoked, expired, wrong_account (restricted to
+ * another account), suspended (the redeeming account is suspended), missing (no such account),
+ * over_maximum (the credit would take the balance past MAX_NANO).
+ */
+export type RedeemResult =
+  | { readonly outcome: 'applied'; readonly code: CodeRecord; readonly account: AccountRecord }
+  | { readonly outcome: 'unknown' | 'used' | 'revoked' | 'expired' | 'wrong_account' | 'suspended' | 'missing' | 'over_maximum' };
+
+export interface CodeStore {
+  /** Inserts a batch of codes (one transaction: all or none). */
+  create(codes: readonly NewCode[]): Promise<void>;
+  get(id: string): Promise<CodeRecord | undefined>;
+  page(query: CodePageQuery): Promise<CodeRecord[]>;
+  /**
+   * Revokes the code, or every code of the batch, that is neither redeemed nor revoked (an expired one
+   * too: it stays revoked if its expiry is ever moved); returns how many it revoked.
+   */
+  revoke(target: { readonly id: string } | { readonly batchId: string }, now: number): Promise<number>;
+  /** One transaction: the code claimed by one conditional UPDATE and the account credited once. */
+  redeem(redemption: Redemption): Promise<RedeemResult>;
+}
+
 export interface KeyStore {
   create(key: NewKey): Promise<KeyRecord>;
   /**
@@ -638,6 +719,8 @@ export interface StoreProbe {
 export interface Store {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
+  /** Redemption codes (docs/adr/0051-redemption-codes.md). */
+  readonly codes: CodeStore;
   readonly ledger: LedgerStore;
   readonly usage: UsageStore;
   readonly idempotency: IdempotencyStore;

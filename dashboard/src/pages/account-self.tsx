@@ -1,12 +1,13 @@
 // The account token holder's view (signed in with tga-…; docs/adr/0047-accounts.md): the account's money
 // (balance, held, available, spent) and budget, its keys with each one's cap and spend, spend by key and
 // by model, and the holder's own key actions — create a key (its secret shown once), cap it (a credit
-// limit), revoke it — all through /v1/account. The server bounds what a key may get (the operator's
+// limit), revoke it; redeem a code (docs/adr/0051-redemption-codes.md) — all through /v1/account. The server bounds what a key may get (the operator's
 // allowed models and limits); a refusal shows its own message.
 import { useState } from 'preact/hooks';
 import { newIdempotencyKey } from '../api.js';
 import { capOwnKey, createOwnKey, getOwnAccount, listOwnKeys, ownSummary, revokeOwnKey, type OwnKeyFields } from '../account-self-api.js';
 import { AccountKeys } from '../components/account-keys.js';
+import { RedeemForm } from '../components/redeem-form.js';
 import { CountFigure, Figure } from '../components/figure.js';
 import { Modal } from '../components/modal.js';
 import { TotalsTable } from '../components/totals-table.js';
@@ -70,6 +71,7 @@ export function AccountSelfPage({ token }: { token: string }) {
         <CountFigure label="Requests" value={a.totals.requests} id="requests" />
         <CountFigure label="Active keys" value={a.totals.keys_active} id="keys-active" />
       </div>
+      <RedeemForm token={token} onRedeemed={() => account.reload()} />
       <dl class="facts">
         <dt>Budget</dt>
         <dd data-field="budget">

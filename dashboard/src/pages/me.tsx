@@ -2,11 +2,13 @@
 // their cost, and the models the key may call with their prices — all from the key's own read-only
 // endpoints (GET /v1/key, /v1/key/usage, /v1/key/usage/summary, /v1/models). A key in a shared account
 // also shows the account's available balance (what all its keys draw on), and a key with a credit limit
-// its cap and what is left of it; a personal account's key without a cap reads as it always did.
+// its cap and what is left of it; a personal account's key without a cap reads as it always did. A
+// redemption code credits the key's account (POST /v1/account/redeem takes the key too).
 import { useMemo, useState } from 'preact/hooks';
 import { getAll, getJson, withQuery } from '../api.js';
 import { spendText } from '../chart-text.js';
 import { Figure } from '../components/figure.js';
+import { RedeemForm } from '../components/redeem-form.js';
 import { TimeChart } from '../components/time-chart.js';
 import { UsageTable } from '../components/usage-table.js';
 import { count, time, usd } from '../format.js';
@@ -41,7 +43,7 @@ async function loadMe(token: string, period: Period): Promise<MeData> {
 
 export function MePage({ token }: { token: string }) {
   const [period, setPeriod] = useState<Period>('day');
-  const { data, error } = useLoad(() => loadMe(token, period), [token, period]);
+  const { data, error, reload } = useLoad(() => loadMe(token, period), [token, period]);
   // The chart and its sentences, from the data's own range (the select may name the next one already).
   const chart = useMemo(() => {
     if (!data) return undefined;
@@ -71,6 +73,7 @@ export function MePage({ token }: { token: string }) {
         {key.credit_left !== null && <Figure label="Credit left" usd={key.credit_left} id="credit-left" />}
         {!key.account.personal && <Figure label={`Available in ${key.account.name}`} usd={key.account.available} id="account-available" />}
       </div>
+      <RedeemForm token={token} onRedeemed={reload} />
       <dl class="facts">
         {!key.account.personal && (
           <>

@@ -15,6 +15,9 @@ import {
   summarizeAccountUsage,
   updateAccountKey,
 } from '../../operations/account-self-service.js';
+import { redeemableCode, redeemCode } from '../../operations/codes.js';
+import { GatewayError, isGatewayError } from '../../errors.js';
+import type { RedeemGuard } from '../../limits/redeem-guard.js';
 import type { AccountRecord, KeyRecord, Store } from '../../storage/types.js';
 import { authenticateAccount, authenticatePayer } from '../auth.js';
 import { registerCors } from '../cors.js';
@@ -51,6 +54,7 @@ const capsFields = {
 const createBody = z.strictObject({ name: z.string(), allowed_models: modelsField.optional(), ...capsFields });
 const patchBody = z.strictObject({ name: z.string().optional(), ...capsFields });
 const emptyBody = z.strictObject({});
+const redeemBody = z.strictObject({ code: z.string() });
 const noQuery = z.strictObject({});
 // The admin API's usage filters but account_id: the account is the token's (an unknown field is a 400).
 const { account_id: _accountId, ...ownUsageFilters } = usageFilterQuery;
@@ -64,10 +68,12 @@ const accountOf = (request: FastifyRequest): AccountRecord => request.account!;
 export interface AccountApiDeps {
   readonly store: Store;
   readonly config: Config;
+  /** Failed redemptions per credential and per client address (limits/redeem-guard.ts). */
+  readonly redeemGuard: RedeemGuard;
 }
 
 export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): void {
-  const { store, config } = deps;
+  const { store, config, redeemGuard } = deps;
   app.decorateRequest('account', null);
   app.decorateRequest('accountKey', null);
   app.register(
@@ -110,6 +116,29 @@ export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): 
           return { status: 200, body, replay };
         }),
       );
+
+      // A redemption code credits the paying account (docs/adr/0051-redemption-codes.md). No
+      // Idempotency-Key: a code is itself single-use, so a retry is answered code_redeemed.
+      api.post('/redeem', PAYER_ROUTE, async function redeem(request, reply) {
+        const body = readInput(redeemBody, request.body);
+        const account = accountOf(request);
+        const credential = request.accountKey ? `key:${request.accountKey.id}` : `account:${account.id}`;
+        const admission = await redeemGuard.admit(credential, request.ip);
+        if (!admission.admitted) {
+          const seconds = Math.max(1, Math.ceil(admission.retryAfterMs / 1000));
+          throw new GatewayError('too_many_redeem_attempts', { headers: { 'retry-after': String(seconds) } });
+        }
+        try {
+          const answer = await redeemCode(store, account, request.accountKey, redeemableCode(body.code));
+          admission.attempt.succeeded();
+          return reply.code(200).send(answer);
+        } catch (error) {
+          // A refused code counts; a database that did not answer (5xx) is no guess.
+          if (isGatewayError(error) && error.status < 500) admission.attempt.failed();
+          else admission.attempt.succeeded();
+          throw error;
+        }
+      });
 
       api.patch('/keys/:id', async function patchOwnAccountKey(request) {
         return updateAccountKey(store, config, accountOf(request), idOf(request), readInput(patchBody, request.body));

@@ -3,6 +3,7 @@
 // an account nor pass a key's caps.
 import type { Store, StoreOptions } from '../types.js';
 import { PostgresAccountStore } from './account-store.js';
+import { PostgresCodeStore } from './code-store.js';
 import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
@@ -19,6 +20,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
   return {
     accounts: new PostgresAccountStore(pool, () => keys.forgetRecent()),
     keys,
+    codes: new PostgresCodeStore(pool, () => keys.forgetRecent()),
     ledger,
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),

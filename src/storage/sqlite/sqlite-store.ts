@@ -1,6 +1,7 @@
 // The SQLite Store: one connection shared by the three repositories.
 import type { Store, StoreOptions } from '../types.js';
 import { SqliteAccountStore } from './account-store.js';
+import { SqliteCodeStore } from './code-store.js';
 import { openSqlite } from './connection.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
@@ -16,6 +17,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
   return {
     accounts: new SqliteAccountStore(db),
     keys: new SqliteKeyStore(db),
+    codes: new SqliteCodeStore(db),
     ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db, batcher),
     idempotency: new SqliteIdempotencyStore(db, batcher),

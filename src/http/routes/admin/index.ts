@@ -7,6 +7,7 @@ import { registerAccountRoutes } from './account-routes.js';
 import type { AdminDeps } from './admin-deps.js';
 import { adminTokenCheck } from './admin-auth.js';
 import { registerAuditRoute } from './audit-routes.js';
+import { registerCodeRoutes } from './code-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 
@@ -22,6 +23,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
       });
       registerKeyRoutes(api, deps);
       registerAccountRoutes(api, deps);
+      registerCodeRoutes(api, deps);
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
     },
