@@ -127,8 +127,12 @@ export async function inTransaction<T>(pool: PostgresPool, work: (client: Postgr
 
 async function migrate(pool: PostgresPool): Promise<void> {
   await inTransaction(pool, async (client) => {
-    // Serialises concurrent starts (two gateways, or serve and a CLI command) for this database.
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('tollgate.schema_migrations'))");
+    // Serialises concurrent starts (two gateways, or serve and a CLI command) on this schema: the lock is
+    // named by the schema, so gateways on other schemas of one database (tests, tenants) do not queue
+    // behind each other. A start waits for another's migration (seconds for a fresh schema), not only
+    // the pool's lock_timeout meant for a row a CLI command holds for a moment.
+    await client.query("SET LOCAL lock_timeout = '60s'");
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('tollgate.schema_migrations.' || current_schema()))");
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
     const { rows } = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations');
