@@ -92,6 +92,7 @@ export const ERROR_REGISTRY = {
   unsupported_parameter: { status: 400, type: 'invalid_request_error', message: 'This parameter is not supported.' },
   key_not_found: { status: 404, type: 'invalid_request_error', message: 'No such key.' },
   account_not_found: { status: 404, type: 'invalid_request_error', message: 'No such account.' },
+  webhook_event_not_found: { status: 404, type: 'invalid_request_error', message: 'No such webhook event.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
   request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time.' },

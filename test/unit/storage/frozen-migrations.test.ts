@@ -27,6 +27,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     13: '599388b062120912904fe620b9f8813a66f4c6a226f5096e5852e95e95c71d1b',
     14: '07a5325c36d2317b63e27a27899f729f4a614cfac3a2dd4e9875b040b6b950d6',
     15: '60531ab9fc6d0f949b15be33ef8092dc8aef1609cde927264b0855f232af0538',
+    16: 'b1eda3aa21757c38776de0fbab54e39e5ac9c65fbb4f3111d4425c8f30792aee',
   },
   sqlite: {
     1: '6cd7b70ff49c1f5f3f680f40814dd3672d0e663598e42ae72bed489f76ae6029',
@@ -40,6 +41,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     9: '5ac92d7a53fdf90d8a4ef3913bae338bc696e778294659d74d75a378ce01d2ef',
     10: 'def6d04c2084a173a70e83ba379b3ecd173c38cbb19b6123989af33085066fd4',
     11: '3dfd991d96a851cd03590d002544e02996f3ff8e740c24d74fdea69ecd365338',
+    12: '3812be30f420cf00a3aa16c32f0086117b07dd60893e427589cd9faceb7c2885',
   },
 };
 

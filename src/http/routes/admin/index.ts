@@ -9,6 +9,7 @@ import { adminTokenCheck } from './admin-auth.js';
 import { registerAuditRoute } from './audit-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
   const token = deps.config.admin.token;
@@ -24,6 +25,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
       registerAccountRoutes(api, deps);
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
+      registerWebhookRoutes(api, deps);
     },
     { prefix: '/admin/v1' },
   );
