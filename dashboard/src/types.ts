@@ -24,4 +24,5 @@ export type {
   UsageJson,
   UsageSummaryJson,
   UsageTotalsJson,
+  WebhookEventJson,
 } from '../../src/operations/json-types.js';

@@ -106,10 +106,10 @@ async function eventById(gw: GatewayProcess, id: number): Promise<Json> {
   return adminOk(gw, 'GET', `/webhooks/events/${id}`);
 }
 
-async function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<T> {
+async function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
   const value = await waitFor(check, timeoutMs, 50);
   assert.ok(value, what);
-  return value;
+  return value as NonNullable<T>;
 }
 
 describe('webhooks (sqlite)', () => {

@@ -180,9 +180,9 @@ describe('the deliverer', () => {
       const deliverer = new WebhookDeliverer(outbox as unknown as WebhookStore, notifications(endpoints), log, undefined, () => now);
       await deliverer.runOnce();
       await deliverer.stop();
-      const [result] = outbox.results;
-      assert.equal(result!.outcome, 'retry');
-      if (result!.outcome !== 'retry') return;
+      const result = outbox.results[0]!;
+      assert.equal(result.outcome, 'retry');
+      if (result.outcome !== 'retry') return;
       assert.deepEqual(result.deliveredTo, [`${hook.base}/ok`]);
       assert.equal(result.nextAttemptAt, now + 20_000); // the third failed attempt: 5 s × 2²
       assert.match(result.error, /\/bad: HTTP 500/);
