@@ -218,5 +218,19 @@ for (const dialect of await storeDialects()) {
         scope: 'key', account_id: 'acct_a', key_id: 'key_a', key_name: 'key_a', budget_usd: 2, spent_usd: 2, period: 'day', period_start: new Date(start).toISOString(),
       });
     });
+
+    test("budget.reached: an account's budget spent by its keys writes one event, scope account", async () => {
+      await store.accounts.update('acct_a', { budget: 1 * USD, budgetPeriod: 'week' });
+      const start = periodStart(T0, 'week');
+      const none = { limit: null, periodStart: periodStart(T0, 'month') };
+      const accountBudget = { limit: 1 * USD, periodStart: start };
+      assert.equal((await store.ledger.placeHold({ requestId: 'acct-spend', keyId: 'key_a', amount: USD, now: T0, expiresAt: T0 + 600_000, budget: none, accountBudget })).admitted, true);
+      await store.ledger.settle({ requestId: 'acct-spend', cost: USD, usage: usageOf('acct-spend', 'key_a', USD, T0), now: T0 + 1, budget: none, accountBudget });
+      assert.equal(await store.webhooks.scan(scanAt(T0 + 2, { balanceLow: null })), 1);
+      assert.equal(await store.webhooks.scan(scanAt(T0 + 3, { balanceLow: null })), 0);
+      assert.deepEqual((await events(store, 'budget.reached'))[0]!.data, {
+        scope: 'account', account_id: 'acct_a', account_name: 'A', budget_usd: 1, spent_usd: 1, period: 'week', period_start: new Date(start).toISOString(),
+      });
+    });
   });
 }
