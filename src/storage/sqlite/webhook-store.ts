@@ -26,6 +26,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly byId;
   private readonly claimTx;
   private readonly scanTx;
+  private readonly anyDue;
 
   constructor(private readonly db: SqliteDatabase) {
     this.insert = prepareWebhookInsert(db);
@@ -35,6 +36,9 @@ export class SqliteWebhookStore implements WebhookStore {
     );
     const lease = db.prepare<[string, number, number, number], WebhookRow>(
       `UPDATE webhook_outbox SET lease_owner = ?, lease_until = ? WHERE id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until < ?) RETURNING ${WEBHOOK_COLUMNS}`,
+    );
+    this.anyDue = db.prepare<[number, number], { id: number }>(
+      `SELECT id FROM webhook_outbox WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) LIMIT 1`,
     );
     this.claimTx = db.transaction((claim: WebhookClaim): WebhookEventRecord[] => {
       const rows: WebhookEventRecord[] = [];
@@ -67,6 +71,8 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async claim(claim: WebhookClaim): Promise<WebhookEventRecord[]> {
+    // An idle outbox costs a read, not the write lock the requests' ledger writes wait for.
+    if (this.anyDue.get(claim.now, claim.now) === undefined) return [];
     return this.claimTx.immediate(claim);
   }
 
