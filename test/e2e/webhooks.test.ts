@@ -14,7 +14,8 @@ import { Webhook } from 'standardwebhooks';
 import { ADMIN_TOKEN, admin, adminOk, assertError, walkList } from '../support/admin.js';
 import { parseJsonOutput, waitFor, type Json } from '../support/e2e.js';
 import { mockConfig, readDatabase, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { NO_COOLDOWN, resilienceConfig } from '../support/resilience.js';
 import { freshPgSchema, postgresSkipReason } from '../support/postgres.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -70,10 +71,8 @@ async function startReceiver() {
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-function config(mock: MockUpstream, url: string, extra = ''): string {
-  return mockConfig(
-    mock,
-    `admin:
+function notificationsYaml(url: string, extra = ''): string {
+  return `admin:
   token: \${TOLLGATE_ADMIN_TOKEN}
 notifications:
   webhooks:
@@ -84,8 +83,11 @@ notifications:
   first_retry_seconds: 0.2
   max_retry_seconds: 1
   timeout_seconds: 2
-${extra}`,
-  );
+${extra}`;
+}
+
+function config(mock: MockUpstream, url: string, extra = ''): string {
+  return mockConfig(mock, notificationsYaml(url, extra));
 }
 
 const ENV = { TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, HOOK_SECRET: SECRET };
@@ -257,6 +259,66 @@ describe('webhooks (sqlite)', () => {
     assert.ok(hook.receipts.length > 0);
     assert.deepEqual([...new Set(hook.receipts.map((r) => r.path))], ['/hook']);
     assert.ok(hook.receipts.every((r) => r.verified));
+  });
+});
+
+describe('webhooks for upstreams and expiring keys (sqlite)', () => {
+  let a: MockUpstream;
+  let b: MockUpstream;
+  let hook: Receiver;
+  let gw: GatewayProcess;
+  before(async () => {
+    [a, b] = await Promise.all([startMockUpstream(), startMockUpstream()]);
+    hook = await startReceiver();
+    const gateway = resilienceConfig({
+      providers: { a: { url: a.url, extra: ['retries: 0', 'cooldown: { failures: 2, seconds: 1 }'] }, b: { url: b.url, extra: [NO_COOLDOWN] } },
+      models: { 'ab-model': { upstreams: [{ provider: 'a' }, { provider: 'b' }] } },
+    });
+    gw = await startGateway({ config: gateway + notificationsYaml(`${hook.base}/ops`), env: ENV });
+  });
+  after(async () => {
+    if (gw) await stopGateway(gw, 10_000);
+    await hook?.close();
+    await Promise.all([a, b].map((m) => m?.close()));
+  });
+
+  test('an upstream failing into a cool-down → upstream.cooling; answering again after it → upstream.recovered', async () => {
+    const key = await newKey(gw, { balance: 5 });
+    const chat = async () => {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'ab-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 20 }),
+      });
+      assert.equal(res.status, 200, await res.text());
+    };
+    a.handle(errorReply(500, 'A is down'));
+    await chat();
+    await chat();
+    const cooling = await until('upstream.cooling', () => hook.receipts.find((r) => r.type === 'upstream.cooling'));
+    assert.equal(cooling.verified, true);
+    assert.deepEqual([cooling.data.provider, cooling.data.upstream_model, cooling.data.last_error.status], ['a', 'gpt-4o-mini', 500]);
+    a.handle(null);
+    // A is tried again once its one-second cool-down is over; its first answer is the recovery.
+    const recovered = await until('upstream.recovered', async () => {
+      await chat();
+      return hook.receipts.find((r) => r.type === 'upstream.recovered');
+    }, 20_000);
+    assert.deepEqual(recovered.data, { provider: 'a', upstream_model: 'gpt-4o-mini' });
+    assert.equal(hook.receipts.filter((r) => r.type === 'upstream.cooling').length, 1);
+  });
+
+  test('a key expiring in three days → key.expiring 7 days ahead, once', async () => {
+    const expiresAt = new Date(Date.now() + 3 * 86_400_000).toISOString();
+    const key = await newKey(gw, { expires_at: expiresAt });
+    const expiring = () => hook.receipts.filter((r) => r.type === 'key.expiring' && r.data.key_id === key.id);
+    await until('key.expiring', () => expiring().length === 1);
+    assert.equal(expiring()[0]!.data.days_ahead, 7);
+    assert.equal(Date.parse(expiring()[0]!.data.expires_at), Date.parse(expiresAt));
+    // Later scans (every 0.3 s) write no second notice.
+    await until('scanned again', async () => (await walkList(gw, '/webhooks/events?type=key.expiring', 100)).every((e) => e.status === 'delivered'));
+    assert.equal((await walkList(gw, '/webhooks/events?type=key.expiring', 100)).filter((e) => e.data.key_id === key.id).length, 1);
+    assert.equal(expiring().length, 1);
   });
 });
 
