@@ -2,7 +2,7 @@
 // outbox to a local receiver that verifies every request with the standardwebhooks library. A revoke's
 // key.revoked arrives signed; a receiver failing three times then answering gets the event with the same
 // webhook-id, attempts recorded; a gateway SIGKILLed while the receiver holds the delivery open delivers
-// it after a restart (nothing lost); an endpoint removed from the config is never contacted again; real
+// it after a restart (nothing lost), and a SIGTERM releases a delivery in flight uncounted; an endpoint removed from the config is never contacted again; real
 // spending below the threshold gives one balance.low per crossing; the admin API and the CLI list and
 // resend; two gateways on one PostgreSQL deliver each event once. Each test prints its figures.
 import assert from 'node:assert/strict';
@@ -357,6 +357,29 @@ describe('webhooks across a crash and a config change (sqlite)', () => {
     assert.ok(receipts.every((r) => r.verified));
     assert.deepEqual(receipts.map((r) => r.status), [0, 200]);
     t.diagnostic(`kill -9: deliveries ${receipts.length} (1 cut by the kill, 1 answered), duplicates seen by the receiver ${receipts.length - 1}, lost 0`);
+  });
+
+  test('graceful shutdown cuts a delivery in flight and releases it uncounted; the restarted gateway delivers it', async () => {
+    hook.setRespond(() => 'hold');
+    await stopGateway(gw!, 10_000).catch(() => undefined);
+    gw = await startGateway({ config: config(mock, `${hook.base}/hold`), env: ENV });
+    const dir = gw.dir;
+    const key = await newKey(gw);
+    await adminOk(gw, 'POST', `/keys/${key.id}/revoke`);
+    const held = await until('the delivery is in flight', () => hook.receipts.find((r) => r.data?.key_id === key.id));
+    assert.equal(await gw.stop('SIGTERM'), 0);
+    const row = readDatabase(gw.dbPath, (db) =>
+      db.prepare('SELECT status, attempts, lease_owner FROM webhook_outbox WHERE message_id = ?').get(held.id),
+    ) as { status: string; attempts: number; lease_owner: string | null };
+    assert.deepEqual(row, { status: 'pending', attempts: 0, lease_owner: null });
+    hook.setRespond(() => 200);
+    gw = await startGateway({ config: config(mock, `${hook.base}/hold`), env: ENV, dir });
+    await until('delivered after the restart', () => hook.of(held.id).some((r) => r.status === 200));
+    const event = await until('recorded delivered', async () => {
+      const e = await revokedEventOf(gw!, key.id);
+      return e.status === 'delivered' && e;
+    });
+    assert.equal(event.attempts, 1);
   });
 
   test('an endpoint removed from the config is never contacted again: its pending event goes to the configured one', async () => {
