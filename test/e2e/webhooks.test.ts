@@ -2,9 +2,10 @@
 // outbox to a local receiver that verifies every request with the standardwebhooks library. A revoke's
 // key.revoked arrives signed; a receiver failing three times then answering gets the event with the same
 // webhook-id, attempts recorded; a gateway SIGKILLed while the receiver holds the delivery open delivers
-// it after a restart (nothing lost), and a SIGTERM releases a delivery in flight uncounted; an endpoint removed from the config is never contacted again; real
-// spending below the threshold gives one balance.low per crossing; the admin API and the CLI list and
-// resend; two gateways on one PostgreSQL deliver each event once. Each test prints its figures.
+// it after a restart (nothing lost), and a SIGTERM releases a delivery in flight uncounted; an endpoint
+// removed from the config is never contacted again; real spending below the threshold gives one
+// balance.low per crossing; a cool-down and a recovery, an expiring key; the admin API and the CLI list
+// and resend; two gateways on one PostgreSQL deliver each event once. Each test prints its figures.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
