@@ -105,6 +105,7 @@ export const ERROR_REGISTRY = {
     type: 'rate_limit_error',
     message: 'Too many failed redemption attempts; wait for the time in Retry-After before trying again.',
   },
+  webhook_event_not_found: { status: 404, type: 'invalid_request_error', message: 'No such webhook event.' },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
   request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time.' },

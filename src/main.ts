@@ -21,6 +21,9 @@ import { GatewayMetrics } from './telemetry/metrics.js';
 import { OutcomeRecorder } from './telemetry/outcome-recorder.js';
 import { Reachability } from './telemetry/reachability.js';
 import { collectStartupGarbage, releaseYoungGeneration } from './heap-growth.js';
+import { WebhookDeliverer } from './notifications/deliverer.js';
+import { NotificationScanner } from './notifications/scanner.js';
+import { upstreamEvents } from './notifications/upstream-events.js';
 
 export interface RunningGateway {
   /** Base URL clients use, ending in /v1. */
@@ -61,9 +64,15 @@ export async function startGateway(config: Config, options: StartOptions): Promi
   const sources = {
     activeHolds: () => store.probe.activeHolds(),
     isCooling: (provider: ProviderConfig, upstreamModel: string) => health.isCooling({ provider, upstreamModel }),
+    pendingWebhooks: () => store.webhooks.pendingCount(),
   };
   const metrics = new GatewayMetrics(config, sources, { clustered: options.worker === true });
   const ledger = new Ledger(store.ledger, config.billing, config.limits, log, (seconds) => metrics.ledgerWrite(seconds), () => database.reachable);
+  // Signed webhooks out (docs/adr/0052-signed-webhooks.md): every process delivers and scans; the
+  // outbox's lease and the scan's conditional markers make that safe across workers and gateways.
+  const deliverer = new WebhookDeliverer(store.webhooks, config.notifications, log, metrics);
+  const scanner = new NotificationScanner(store.webhooks, config, log);
+  health.onTransition(upstreamEvents(store.webhooks, log));
   const sweeper = new HoldSweeper(store.ledger, store.idempotency, config.billing.sweepIntervalSeconds, log, store.responses);
   const outcomes = new OutcomeRecorder(store.usage, log, { dropped: (rows) => metrics.usageRowsDropped(rows) });
   const inFlight = new InFlightRequests();
@@ -114,6 +123,8 @@ export async function startGateway(config: Config, options: StartOptions): Promi
     throw listenError(host, options.port ?? config.server.port, error);
   }
   sweeper.start();
+  deliverer.start();
+  scanner.start();
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
@@ -138,6 +149,9 @@ export async function startGateway(config: Config, options: StartOptions): Promi
       await inFlight.drained();
     } finally {
       await sweeper.stop();
+      health.onTransition(undefined);
+      await scanner.stop();
+      await deliverer.stop();
       await outcomes.close();
       await transport.close();
       // Connections now close on purpose: not news for the log.

@@ -18,6 +18,7 @@ import { RequestPage } from './pages/request.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { SignIn } from './pages/sign-in.js';
 import { UsagePage } from './pages/usage.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { parseRoute } from './route.js';
 import { clearSession, loadSession, type Session } from './session.js';
 
@@ -33,6 +34,7 @@ const OPERATOR_PAGES: ReadonlyArray<{ route: string; label: string; Page: Page; 
   { route: 'usage', label: 'Usage', Page: UsagePage, Record: RequestPage },
   { route: 'sessions', label: 'Sessions', Page: SessionsPage, Record: SessionPage },
   { route: 'providers', label: 'Providers', Page: ProvidersPage },
+  { route: 'webhooks', label: 'Webhooks', Page: WebhooksPage },
 ];
 
 const SESSION_LABELS = { operator: 'Operator', account: 'Account', keyholder: 'Key holder' } as const;

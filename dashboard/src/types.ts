@@ -29,4 +29,5 @@ export type {
   UsageJson,
   UsageSummaryJson,
   UsageTotalsJson,
+  WebhookEventJson,
 } from '../../src/operations/json-types.js';

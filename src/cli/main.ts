@@ -19,6 +19,7 @@ const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) =
   codes: async () => (await import('./codes.js')).registerCodeCommands,
   usage: async () => (await import('./usage.js')).registerUsageCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
+  webhooks: async () => (await import('./webhooks.js')).registerWebhookCommands,
   config: async () => (await import('./config-check.js')).registerConfigCommands,
   health: async () => (await import('./health.js')).registerHealthCommand,
 };

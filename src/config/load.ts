@@ -11,7 +11,7 @@ import { redactDatabaseUrl } from '../storage/database-url.js';
 import { firstVariable, MissingVariableError, substituteEnv } from './env-substitution.js';
 import { normalisePrice } from './model-price.js';
 import { configSchema, type RawConfig } from './schema.js';
-import type { Config, ModelConfig, ProviderConfig } from './types.js';
+import type { Config, ModelConfig, NotificationsConfig, ProviderConfig } from './types.js';
 import { keylessNotices, usableUpstreams } from './usable-upstreams.js';
 import { normaliseTrustProxy } from './trust-proxy.js';
 
@@ -185,6 +185,32 @@ function normaliseDatabase(url: string, configDir: string, problems: string[]): 
   return url;
 }
 
+/** A Standard Webhooks secret: `whsec_` and base64 of 24 to 64 random bytes. */
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+
+function normaliseNotifications(raw: RawConfig['notifications'], problems: string[]): NotificationsConfig {
+  const seen = new Set<string>();
+  raw.webhooks.forEach((hook, index) => {
+    const bytes = WEBHOOK_SECRET.test(hook.secret) ? Buffer.from(hook.secret.slice('whsec_'.length), 'base64').length : 0;
+    if (bytes < 24 || bytes > 64) {
+      problems.push(`notifications.webhooks[${index}].secret: must be whsec_ and the base64 of 24 to 64 random bytes; e.g. echo whsec_$(openssl rand -base64 32)`);
+    }
+    if (seen.has(hook.url)) problems.push(`notifications.webhooks[${index}].url: ${hook.url} is configured twice`);
+    seen.add(hook.url);
+  });
+  const reading = raw.balance_low_usd === null ? null : readUsdAmount(raw.balance_low_usd);
+  if (reading?.ok === false) problems.push('notifications.balance_low_usd: must be a USD amount with at most 9 decimal places, at most the ledger maximum');
+  return {
+    webhooks: raw.webhooks.map((hook) => ({ url: hook.url, secret: hook.secret, events: hook.events.includes('*') ? '*' : [...new Set(hook.events)] })),
+    balanceLow: reading?.ok ? reading.nano : null,
+    scanIntervalMs: raw.scan_interval_seconds * 1000,
+    timeoutMs: raw.timeout_seconds * 1000,
+    firstRetryMs: raw.first_retry_seconds * 1000,
+    maxRetryMs: raw.max_retry_seconds * 1000,
+    giveUpMs: raw.give_up_hours * 3_600_000,
+  };
+}
+
 /** The shortest admin token accepted: a guessable token would hand out money. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
@@ -217,6 +243,7 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     problems.push(`admin.token: must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it has ${adminToken.length}); e.g. openssl rand -hex 32`);
   }
+  const notifications = normaliseNotifications(raw.notifications, problems);
   if (problems.length > 0) throw new ConfigError(path, problems);
   return Object.freeze({
     path,
@@ -252,6 +279,7 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
       redeemFailures: raw.limits.redeem_failures,
       redeemWindowSeconds: raw.limits.redeem_window_seconds,
     },
+    notifications,
     admin: { token: adminToken },
     redis: raw.redis,
     metrics: { token: raw.metrics.token },

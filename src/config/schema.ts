@@ -163,6 +163,43 @@ const limitsSchema = z
   })
   .prefault({});
 
+/** The events a webhook endpoint may ask for (storage/types.ts WEBHOOK_EVENT_TYPES), or '*'. */
+const WEBHOOK_EVENT_NAMES = [
+  'balance.low',
+  'budget.reached',
+  'key.expiring',
+  'key.revoked',
+  'payment.succeeded',
+  'payment.refunded',
+  'upstream.cooling',
+  'upstream.recovered',
+] as const;
+
+const positiveNumber = numeric(z.number().positive());
+
+/** `notifications:` — signed webhooks out (docs/adr/0052-signed-webhooks.md). */
+const notificationsSchema = z
+  .strictObject({
+    webhooks: z
+      .array(
+        z.strictObject({
+          url: z.url({ protocol: /^https?$/ }),
+          // Checked in load.ts (Standard Webhooks form), so the error names the key without echoing it.
+          secret: z.string(),
+          events: z.array(z.enum([...WEBHOOK_EVENT_NAMES, '*'])).min(1),
+        }),
+      )
+      .default([]),
+    /** An account's `balance.low` threshold unless its metadata's balance_low_usd says otherwise; absent/null: none. */
+    balance_low_usd: price.nullable().default(null),
+    scan_interval_seconds: positiveNumber.default(60),
+    timeout_seconds: positiveNumber.default(10),
+    first_retry_seconds: positiveNumber.default(5),
+    max_retry_seconds: positiveNumber.default(3600),
+    give_up_hours: positiveNumber.default(24),
+  })
+  .prefault({});
+
 export const configSchema = z.strictObject({
   server: serverSchema,
   database: z.string().min(1).default('sqlite:./data/tollgate.db'),
@@ -178,6 +215,7 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   limits: limitsSchema,
+  notifications: notificationsSchema,
   // The admin API's bearer token (product.md §9); absent or empty: /admin answers 404. Its length is
   // checked in load.ts, so the error names the key without echoing the value.
   admin: z.strictObject({ token: z.string().optional() }).prefault({}),

@@ -150,6 +150,29 @@ export interface LimitsConfig {
   readonly redeemWindowSeconds: number;
 }
 
+/** One `notifications.webhooks` entry: where, signed with what, for which events. */
+export interface WebhookEndpoint {
+  readonly url: string;
+  /** Standard Webhooks form: `whsec_` and the base64 key. */
+  readonly secret: string;
+  /** Event types, or '*' for all. */
+  readonly events: readonly string[] | '*';
+}
+
+/** `notifications:` — signed webhooks out (docs/adr/0052-signed-webhooks.md). */
+export interface NotificationsConfig {
+  readonly webhooks: readonly WebhookEndpoint[];
+  /** An account's `balance.low` threshold when its metadata sets none; null: none. */
+  readonly balanceLow: Nano | null;
+  readonly scanIntervalMs: number;
+  /** One delivery's whole time (connect to answer). */
+  readonly timeoutMs: number;
+  readonly firstRetryMs: number;
+  readonly maxRetryMs: number;
+  /** After this long from an event's creation (or resend) without delivery it is marked failed. */
+  readonly giveUpMs: number;
+}
+
 export interface AdminConfig {
   /** The admin API's bearer token (at least 32 characters); undefined: the admin API is off (404). */
   readonly token: string | undefined;
@@ -165,6 +188,7 @@ export interface Config {
   readonly models: ReadonlyMap<string, ModelConfig>;
   readonly billing: BillingConfig;
   readonly limits: LimitsConfig;
+  readonly notifications: NotificationsConfig;
   /** `admin:` — the admin API (product.md §9). */
   readonly admin: AdminConfig;
   /** `redis:` — rate-limit counters and cool-downs shared by every gateway; undefined: kept per process. */

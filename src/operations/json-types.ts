@@ -384,3 +384,24 @@ export type RedemptionJson = {
   balance: number;
   available: number;
 };
+
+/** One webhook event of the outbox (docs/adr/0052-signed-webhooks.md). */
+export type WebhookEventJson = {
+  object: 'webhook_event';
+  /** The outbox row's id (what resend takes). */
+  id: number;
+  /** The webhook-id header every attempt carries. */
+  message_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: string;
+  status: 'pending' | 'delivered' | 'failed' | 'skipped';
+  attempts: number;
+  /** When it is tried next (pending only). */
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  /** Endpoint URLs that answered 2xx. */
+  delivered_to: string[];
+};

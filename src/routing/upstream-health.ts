@@ -48,6 +48,17 @@ interface Health {
   coolingUntil: number;
   lastError: UpstreamState['lastError'];
   readonly minutes: MinuteCount[];
+  /** This gateway started a cool-down that no success has ended yet (upstream.recovered is due). */
+  cooled: boolean;
+}
+
+/**
+ * Told when an upstream this gateway saw fail starts cooling down, and when it answers again after one
+ * (the upstream.cooling / upstream.recovered webhooks). Only on those transitions, never per request.
+ */
+export interface HealthTransitions {
+  cooling(providerId: string, upstreamModel: string, coolingUntil: number, lastError: { readonly status: number; readonly message: string }): void;
+  recovered(providerId: string, upstreamModel: string): void;
 }
 
 /** Told of every cool-down this table starts or extends (to share it with other gateways). */
@@ -57,12 +68,18 @@ export class UpstreamHealth {
   /** provider id → upstream model → health (two levels: no key string is built per request). */
   private readonly byProvider = new Map<string, Map<string, Health>>();
   private listener: CooldownListener | undefined;
+  private transitions: HealthTransitions | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** One listener (shared-cooldowns.ts) learns of each local cool-down. */
   onCooldown(listener: CooldownListener | undefined): void {
     this.listener = listener;
+  }
+
+  /** One observer (the webhook events) learns of cool-downs starting and upstreams recovering. */
+  onTransition(transitions: HealthTransitions | undefined): void {
+    this.transitions = transitions;
   }
 
   /**
@@ -93,6 +110,10 @@ export class UpstreamHealth {
     const health = this.get(upstream);
     health.consecutiveFailures = 0;
     this.count(health, false);
+    if (health.cooled) {
+      health.cooled = false;
+      this.transitions?.recovered(upstream.provider.id, upstream.upstreamModel);
+    }
   }
 
   /**
@@ -115,6 +136,10 @@ export class UpstreamHealth {
     health.consecutiveFailures = 0;
     health.coolingUntil = Math.max(health.coolingUntil, now + Math.max(configuredMs, askedMs));
     this.listener?.(upstream.provider.id, upstream.upstreamModel, health.coolingUntil);
+    if (!wasCooling && !health.cooled) {
+      health.cooled = true;
+      this.transitions?.cooling(upstream.provider.id, upstream.upstreamModel, health.coolingUntil, health.lastError);
+    }
     return !wasCooling;
   }
 
@@ -146,7 +171,7 @@ export class UpstreamHealth {
     if (!models) this.byProvider.set(providerId, (models = new Map()));
     let health = models.get(upstreamModel);
     if (!health) {
-      health = { consecutiveFailures: 0, coolingUntil: 0, lastError: undefined, minutes: [] };
+      health = { consecutiveFailures: 0, coolingUntil: 0, lastError: undefined, minutes: [], cooled: false };
       for (let i = 0; i < WINDOW_MINUTES; i++) health.minutes.push({ minute: -1, requests: 0, errors: 0 });
       models.set(upstreamModel, health);
     }

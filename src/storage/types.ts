@@ -147,6 +147,12 @@ export interface Credit {
   readonly requestId: string;
   readonly note: string | null;
   readonly now: number;
+  /**
+   * A webhook event written to the outbox in the credit's transaction, only when the credit is applied
+   * (a payment's `payment.succeeded` / `payment.refunded`): never without its money, never twice. Its
+   * data gets `account_id` added.
+   */
+  readonly event?: NewWebhookEvent;
 }
 
 /**
@@ -716,6 +722,122 @@ export interface StoreProbe {
   activeHolds(): Promise<{ readonly count: number; readonly amount: Nano }>;
 }
 
+/** The events Tollgate announces (docs/adr/0052-signed-webhooks.md). */
+export type WebhookEventType =
+  | 'balance.low'
+  | 'budget.reached'
+  | 'key.expiring'
+  | 'key.revoked'
+  | 'payment.succeeded'
+  | 'payment.refunded'
+  | 'upstream.cooling'
+  | 'upstream.recovered';
+
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'balance.low',
+  'budget.reached',
+  'key.expiring',
+  'key.revoked',
+  'payment.succeeded',
+  'payment.refunded',
+  'upstream.cooling',
+  'upstream.recovered',
+];
+
+/** An event to write to the outbox. */
+export interface NewWebhookEvent {
+  readonly type: WebhookEventType;
+  /** The payload's `data`: a JSON object. */
+  readonly data: Readonly<Record<string, unknown>>;
+  /** An event written at most once under this key (a second enqueue with it changes nothing). */
+  readonly dedupeKey?: string;
+}
+
+export type WebhookStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
+export const WEBHOOK_STATUSES: readonly WebhookStatus[] = ['pending', 'delivered', 'failed', 'skipped'];
+
+/** One outbox row. */
+export interface WebhookEventRecord {
+  /** Insertion order: the listing's cursor. */
+  readonly id: number;
+  /** The `webhook-id` header: the same on every attempt. */
+  readonly messageId: string;
+  readonly type: WebhookEventType;
+  readonly data: Readonly<Record<string, unknown>>;
+  /** Epoch ms: the payload's `timestamp`. */
+  readonly createdAt: number;
+  readonly status: WebhookStatus;
+  readonly attempts: number;
+  readonly nextAttemptAt: number;
+  /** Back-off and giving up count from here (the event's creation, or its last resend). */
+  readonly retryFrom: number;
+  /** Endpoint URLs that answered 2xx (a retry skips them). */
+  readonly deliveredTo: readonly string[];
+  readonly lastError: string | null;
+  readonly lastAttemptAt: number | null;
+  readonly deliveredAt: number | null;
+}
+
+/** Due rows leased to one deliverer. */
+export interface WebhookClaim {
+  /** Who leases (one deliverer of one process): only its completion counts. */
+  readonly owner: string;
+  readonly now: number;
+  readonly leaseMs: number;
+  readonly limit: number;
+}
+
+/**
+ * What one delivery round did: delivered (every endpoint it was due at answered 2xx); retry at
+ * `nextAttemptAt`; failed (gave up); skipped (no configured endpoint wants it); released (not tried:
+ * the process is stopping). `deliveredTo`: the endpoints that answered 2xx so far.
+ */
+export type WebhookAttemptResult =
+  | { readonly outcome: 'delivered' | 'skipped'; readonly deliveredTo: readonly string[] }
+  | { readonly outcome: 'retry'; readonly deliveredTo: readonly string[]; readonly error: string; readonly nextAttemptAt: number }
+  | { readonly outcome: 'failed'; readonly deliveredTo: readonly string[]; readonly error: string }
+  | { readonly outcome: 'released' };
+
+/** One page of events, newest first, older than the cursor's. */
+export interface WebhookPageQuery {
+  readonly type?: WebhookEventType;
+  readonly status?: WebhookStatus;
+  readonly beforeId?: number;
+  readonly limit: number;
+}
+
+/** What the notification scanner compares with (the config's defaults). */
+export interface NotificationScan {
+  readonly now: number;
+  /** An account's threshold when its metadata sets none (`balance_low_usd`); null: no default. */
+  readonly balanceLow: Nano | null;
+  /** The key budget default (`limits.budget`, `limits.budget_period`). */
+  readonly keyBudget: Nano | null;
+  readonly keyBudgetPeriod: BudgetPeriod;
+}
+
+/** The outbox (docs/adr/0052-signed-webhooks.md). */
+export interface WebhookStore {
+  /** Writes an event in its own transaction (an upstream's cool-down: no database change causes it); false: its dedupe key was written before. */
+  enqueue(event: NewWebhookEvent, now: number): Promise<boolean>;
+  /**
+   * The notification scan, one transaction: every threshold or time condition that holds and was not yet
+   * announced flips its marker and writes its event together (and re-arms the ones that no longer hold).
+   * Returns the events written.
+   */
+  scan(scan: NotificationScan): Promise<number>;
+  /** Leases up to `limit` due pending rows to `owner` (rows another deliverer leases are skipped). */
+  claim(claim: WebhookClaim): Promise<WebhookEventRecord[]>;
+  /** Records a round's result; false when the lease was lost (another owner, or no longer pending): nothing changed. */
+  complete(id: number, owner: string, result: WebhookAttemptResult, now: number): Promise<boolean>;
+  get(id: number): Promise<WebhookEventRecord | undefined>;
+  page(query: WebhookPageQuery): Promise<WebhookEventRecord[]>;
+  /** Makes an event due again at once, to every endpoint that wants it; undefined: no such event. */
+  resend(id: number, now: number): Promise<WebhookEventRecord | undefined>;
+  /** Pending rows (the metrics gauge). */
+  pendingCount(): Promise<number>;
+}
+
 export interface Store {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
@@ -726,6 +848,8 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   /** Responses API state: stored response and item ids per key (product.md §14). */
   readonly responses: ResponseStateStore;
+  /** The webhook outbox. */
+  readonly webhooks: WebhookStore;
   readonly probe: StoreProbe;
   close(): Promise<void>;
 }

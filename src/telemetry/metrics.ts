@@ -31,6 +31,8 @@ const LEDGER_BUCKETS = [0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 export interface MetricsSources {
   activeHolds(): Promise<{ readonly count: number; readonly amount: Nano }>;
   isCooling(provider: ProviderConfig, upstreamModel: string): boolean;
+  /** Webhook events not yet delivered, failed or skipped (every gateway on this database). */
+  pendingWebhooks?(): Promise<number>;
 }
 
 interface ModelSeries {
@@ -55,6 +57,7 @@ export class GatewayMetrics {
   private readonly ledgerWrites: Histogram;
   private readonly unauthenticated: Counter;
   private readonly droppedRows: Counter;
+  private readonly webhookDeliveries: Counter<'outcome'>;
 
   /** Under `serve --workers`: asks the primary for every worker's metrics, aggregated. */
   private readonly gatherCluster: (() => Promise<string>) | undefined;
@@ -145,6 +148,14 @@ export class GatewayMetrics {
       help: 'Usage rows of requests that moved no money (refusals, quotes) that could not be written: the database was away or too slow.',
       registers,
     });
+    this.webhookDeliveries = new Counter({
+      name: 'tollgate_webhook_deliveries_total',
+      help: 'Webhook POSTs to configured endpoints, by outcome: ok (2xx) or failed (another status, a timeout, no connection).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    zeroed(this.webhookDeliveries.labels({ outcome: 'ok' }));
+    zeroed(this.webhookDeliveries.labels({ outcome: 'failed' }));
     this.registerScrapeGauges(config, sources);
     this.gatherCluster = options.clustered ? joinClusterMetrics(this.registry) : undefined;
   }
@@ -182,6 +193,11 @@ export class GatewayMetrics {
   /** Usage rows the outcome recorder could not write. */
   usageRowsDropped(rows: number): void {
     this.droppedRows.inc(rows);
+  }
+
+  /** One webhook POST's outcome. */
+  delivery(outcome: 'ok' | 'failed'): void {
+    this.webhookDeliveries.inc({ outcome });
   }
 
   /** One ledger write took `seconds`. */
@@ -223,6 +239,19 @@ export class GatewayMetrics {
         if (read) this.set(read.amount / 1e9);
       },
     });
+    const pendingWebhooks = sources.pendingWebhooks;
+    if (pendingWebhooks) {
+      new Gauge({
+        name: 'tollgate_webhook_outbox_pending',
+        help: 'Webhook events waiting to be delivered (every gateway on this database).',
+        registers,
+        aggregator: 'max',
+        async collect() {
+          const pending = await withTimeout(pendingWebhooks(), SOURCE_TIMEOUT_MS).catch(() => undefined);
+          if (pending !== undefined) this.set(pending);
+        },
+      });
+    }
     const upstreams: { provider: ProviderConfig; model: string }[] = [];
     const seen = new Set<string>();
     for (const model of config.models.values()) {

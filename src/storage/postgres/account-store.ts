@@ -8,6 +8,7 @@ import { ACCOUNT_COLUMNS, accountRecordOf, KEY_COLUMNS, KEY_FROM, keyRecordOf, s
 import type { AccountChange, AccountPageQuery, AccountRecord, AccountStore, Credit, CreditOutcome, KeyRecord, NewAccount } from '../types.js';
 import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditAccountRow } from '../credit-check.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
+import { insertWebhookEvent } from './webhook-store.js';
 
 /** Inserts an account (no money yet); the key store makes personal accounts with it too. */
 export async function insertAccount(client: PostgresClient, account: Omit<NewAccount, 'initialBalance' | 'topupRequestId'> & { readonly personal: boolean }): Promise<void> {
@@ -107,7 +108,10 @@ export class PostgresAccountStore implements AccountStore {
       const refusal = creditRefusal(account, keyStatus, (entry?.rowCount ?? 0) > 0, credit);
       if (refusal) return refusal;
       const applied = await creditAccount(client, accountId!, credit.keyId ?? null, credit.kind, credit.amount, credit.requestId, credit.now, credit.note);
-      return applied ? 'applied' : 'duplicate';
+      if (!applied) return 'duplicate';
+      // A payment's event goes with its money (docs/adr/0052-signed-webhooks.md).
+      if (credit.event) await insertWebhookEvent(client, { ...credit.event, data: { ...credit.event.data, account_id: accountId } }, credit.now);
+      return 'applied';
     });
     this.changed();
     return outcome;

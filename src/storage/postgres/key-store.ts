@@ -19,6 +19,7 @@ import { creditAccount, insertAccount } from './account-store.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 import { KeyLookupBatcher } from './key-lookup-batcher.js';
 import { RecentKeys } from './recent-keys.js';
+import { insertWebhookEvent } from './webhook-store.js';
 
 async function applyTopUp(client: PostgresClient, accountId: string, keyId: string, amount: Nano, requestId: string, now: number): Promise<void> {
   if (!(await creditAccount(client, accountId, keyId, 'topup', amount, requestId, now, null))) {
@@ -119,10 +120,17 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async revoke(id: string, now: number): Promise<KeyRecord | undefined> {
-    await this.pool.query("UPDATE api_keys SET status = 'revoked', revoked_at = $1 WHERE id = $2 AND status = 'active'", [
-      new Date(now).toISOString(),
-      id,
-    ]);
+    // The revoke and its key.revoked event: one transaction (docs/adr/0052-signed-webhooks.md).
+    await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ account_id: string; name: string }>(
+        "UPDATE api_keys SET status = 'revoked', revoked_at = $1 WHERE id = $2 AND status = 'active' RETURNING account_id, name",
+        [new Date(now).toISOString(), id],
+      );
+      const key = rows[0];
+      if (key) {
+        await insertWebhookEvent(client, { type: 'key.revoked', data: { key_id: id, account_id: key.account_id, key_name: key.name, revoked_at: new Date(now).toISOString() } }, now);
+      }
+    });
     this.recent.forgetAll();
     return this.get(id);
   }

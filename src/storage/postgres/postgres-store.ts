@@ -11,6 +11,7 @@ import { PostgresLedgerStore } from './ledger-store.js';
 import { PostgresProbe } from './probe.js';
 import { PostgresResponseStateStore } from './response-state-store.js';
 import { PostgresUsageStore } from './usage-store.js';
+import { PostgresWebhookStore } from './webhook-store.js';
 
 export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<Store> {
   const pool = await openPostgres(url, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, maxConnections: options.maxConnections ?? 10, reachability: options.reachability });
@@ -25,6 +26,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
     responses: new PostgresResponseStateStore(pool),
+    webhooks: new PostgresWebhookStore(pool),
     probe: new PostgresProbe(pool),
     close() {
       // Writes already queued still go to the database before the pool closes.

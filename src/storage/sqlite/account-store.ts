@@ -6,6 +6,7 @@ import { ACCOUNT_COLUMNS, accountRecordOf, serialiseAllowList, KEY_COLUMNS, KEY_
 import type { AccountChange, AccountPageQuery, AccountRecord, AccountStore, Credit, CreditOutcome, KeyRecord, NewAccount } from '../types.js';
 import { CREDIT_ENTRY_EXISTS, creditRefusal, type CreditAccountRow } from '../credit-check.js';
 import type { SqliteDatabase } from './connection.js';
+import { prepareWebhookInsert } from './webhook-store.js';
 
 /** The statements a new account and a credit share with the key store (a personal account is made with its key). */
 export function prepareAccountWrites(db: SqliteDatabase) {
@@ -62,13 +63,17 @@ export class SqliteAccountStore implements AccountStore {
     const keyOf = db.prepare<[string], { account_id: string; status: string }>('SELECT account_id, status FROM api_keys WHERE id = ?');
     const money = db.prepare<[string], CreditAccountRow>('SELECT balance, held FROM accounts WHERE id = ?');
     const entryExists = db.prepare<[string, string], { found: number }>(CREDIT_ENTRY_EXISTS('?', '?'));
+    const event = prepareWebhookInsert(db);
     this.creditTx = db.transaction((credit: Credit): CreditOutcome => {
       const key = credit.keyId === undefined ? undefined : keyOf.get(credit.keyId);
       const accountId = key?.account_id ?? credit.accountId;
       const account = accountId === undefined ? undefined : money.get(accountId);
       const refusal = creditRefusal(account, key?.status, entryExists.get(credit.requestId, credit.kind) !== undefined, credit);
       if (refusal) return refusal;
-      return this.writes.credit(accountId!, credit) ? 'applied' : 'duplicate';
+      if (!this.writes.credit(accountId!, credit)) return 'duplicate';
+      // A payment's event goes with its money (docs/adr/0052-signed-webhooks.md).
+      if (credit.event) event({ ...credit.event, data: { ...credit.event.data, account_id: accountId } }, credit.now);
+      return 'applied';
     });
   }
 

@@ -16,6 +16,7 @@ import {
 } from '../types.js';
 import { prepareAccountWrites } from './account-store.js';
 import type { SqliteDatabase } from './connection.js';
+import { prepareWebhookInsert } from './webhook-store.js';
 
 export class SqliteKeyStore implements KeyStore {
   private readonly byHash;
@@ -27,6 +28,7 @@ export class SqliteKeyStore implements KeyStore {
   private readonly updateModels;
   private readonly markRevoked;
   private readonly updateSecret;
+  private readonly revokeTx;
 
   constructor(private readonly db: SqliteDatabase) {
     this.byHash = db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.secret_hash = ?`);
@@ -41,6 +43,13 @@ export class SqliteKeyStore implements KeyStore {
     this.updateModels = db.prepare('UPDATE api_keys SET allowed_models = ? WHERE id = ?');
     this.markRevoked = db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE id = ? AND status = 'active'");
     this.updateSecret = db.prepare<[string, string, string]>('UPDATE api_keys SET prefix = ?, secret_hash = ? WHERE id = ?');
+    const event = prepareWebhookInsert(db);
+    // The revoke and its key.revoked event: one transaction (docs/adr/0052-signed-webhooks.md).
+    this.revokeTx = db.transaction((id: string, now: number) => {
+      if (this.markRevoked.run(new Date(now).toISOString(), id).changes !== 1) return;
+      const key = this.byId.get(id)!;
+      event({ type: 'key.revoked', data: { key_id: id, account_id: key.account_id, key_name: key.name, revoked_at: new Date(now).toISOString() } }, now);
+    });
   }
 
   async page(query: KeyPageQuery): Promise<KeyRecord[]> {
@@ -127,7 +136,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async revoke(id: string, now: number): Promise<KeyRecord | undefined> {
-    this.markRevoked.run(new Date(now).toISOString(), id);
+    this.revokeTx.immediate(id, now);
     return this.get(id);
   }
 }

@@ -9,6 +9,7 @@ import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteProbe } from './probe.js';
 import { SqliteResponseStateStore } from './response-state-store.js';
 import { SqliteUsageStore } from './usage-store.js';
+import { SqliteWebhookStore } from './webhook-store.js';
 import { WriteBatcher } from './write-batcher.js';
 
 export function openSqliteStore(file: string, options: StoreOptions = {}): Store {
@@ -22,6 +23,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
     usage: new SqliteUsageStore(db, batcher),
     idempotency: new SqliteIdempotencyStore(db, batcher),
     responses: new SqliteResponseStateStore(db, batcher),
+    webhooks: new SqliteWebhookStore(db),
     probe: new SqliteProbe(db),
     async close() {
       batcher.flush();

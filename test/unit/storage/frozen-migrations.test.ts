@@ -28,6 +28,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     14: '07a5325c36d2317b63e27a27899f729f4a614cfac3a2dd4e9875b040b6b950d6',
     15: '60531ab9fc6d0f949b15be33ef8092dc8aef1609cde927264b0855f232af0538',
     16: '0cdabfb99023d6561eb90f25afe2cdb6e0c35efae1f892496fe51da85cd3ea30',
+    17: 'ed37642f510c81931f66764a0e4fdfeedb063bc54018ab0343956d9340d4277c',
   },
   sqlite: {
     1: '6cd7b70ff49c1f5f3f680f40814dd3672d0e663598e42ae72bed489f76ae6029',
@@ -42,6 +43,7 @@ const SHIPPED: Record<'postgres' | 'sqlite', Record<number, string>> = {
     10: 'def6d04c2084a173a70e83ba379b3ecd173c38cbb19b6123989af33085066fd4',
     11: '3dfd991d96a851cd03590d002544e02996f3ff8e740c24d74fdea69ecd365338',
     12: '467bf3b4ed814d88cabf889a92595f2fb7e09fb2cab49a835012622c1205abf4',
+    13: '460728f57d5aa71cf579b4db75b5c130d14fe4087e5ad89b54fba7d051ac11dd',
   },
 };
 

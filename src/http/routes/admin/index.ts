@@ -10,6 +10,7 @@ import { registerAuditRoute } from './audit-routes.js';
 import { registerCodeRoutes } from './code-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
   const token = deps.config.admin.token;
@@ -26,6 +27,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
       registerCodeRoutes(api, deps);
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
+      registerWebhookRoutes(api, deps);
     },
     { prefix: '/admin/v1' },
   );
