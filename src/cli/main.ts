@@ -18,6 +18,7 @@ const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) =
   accounts: async () => (await import('./accounts.js')).registerAccountCommands,
   usage: async () => (await import('./usage.js')).registerUsageCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
+  payments: async () => (await import('./payments.js')).registerPaymentCommands,
   config: async () => (await import('./config-check.js')).registerConfigCommands,
   health: async () => (await import('./health.js')).registerHealthCommand,
 };

@@ -7,6 +7,7 @@ import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
+import { PostgresPaymentStore } from './payment-store.js';
 import { PostgresProbe } from './probe.js';
 import { PostgresResponseStateStore } from './response-state-store.js';
 import { PostgresUsageStore } from './usage-store.js';
@@ -23,6 +24,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     usage: new PostgresUsageStore(pool),
     idempotency: new PostgresIdempotencyStore(pool),
     responses: new PostgresResponseStateStore(pool),
+    payments: new PostgresPaymentStore(pool, () => keys.forgetRecent()),
     probe: new PostgresProbe(pool),
     close() {
       // Writes already queued still go to the database before the pool closes.

@@ -4,6 +4,7 @@ import { SqliteAccountStore } from './account-store.js';
 import { openSqlite } from './connection.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
+import { SqlitePaymentStore } from './payment-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteProbe } from './probe.js';
 import { SqliteResponseStateStore } from './response-state-store.js';
@@ -20,6 +21,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
     usage: new SqliteUsageStore(db, batcher),
     idempotency: new SqliteIdempotencyStore(db, batcher),
     responses: new SqliteResponseStateStore(db, batcher),
+    payments: new SqlitePaymentStore(db),
     probe: new SqliteProbe(db),
     async close() {
       batcher.flush();

@@ -8,6 +8,7 @@ import type { AdminDeps } from './admin-deps.js';
 import { adminTokenCheck } from './admin-auth.js';
 import { registerAuditRoute } from './audit-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
+import { registerPaymentRoutes } from './payment-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 
 export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
@@ -24,6 +25,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
       registerAccountRoutes(api, deps);
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
+      registerPaymentRoutes(api, deps);
     },
     { prefix: '/admin/v1' },
   );
