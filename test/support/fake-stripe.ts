@@ -25,7 +25,13 @@ export interface FakeStripe {
   close(): Promise<void>;
 }
 
-export async function startFakeStripe(): Promise<FakeStripe> {
+export interface FakeStripeOptions {
+  /** Sessions' urls point at this fake (GET /c/pay/<id> answers a page), so a browser can follow them. */
+  readonly localCheckout?: boolean;
+}
+
+export async function startFakeStripe(options: FakeStripeOptions = {}): Promise<FakeStripe> {
+  let origin = 'https://checkout.stripe.com';
   const requests: StripeRequest[] = [];
   const sessions = new Map<string, unknown>();
   let failure: number | undefined;
@@ -35,6 +41,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     req.on('end', () => {
       const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       const path = (req.url ?? '').split('?')[0]!;
+      // The Checkout page a browser follows, and its favicon (not API calls: not recorded).
+      if (req.method === 'GET' && !path.startsWith('/v1/')) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(`<!doctype html><title>Fake Stripe Checkout</title><h1 data-session="${path.slice('/c/pay/'.length)}">Fake Stripe Checkout</h1>`);
+        return;
+      }
       requests.push({ method: req.method ?? '', path, headers: req.headers, form });
       const answer = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(6).toString('hex')}` });
@@ -65,7 +77,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         success_url: form.success_url,
         cancel_url: form.cancel_url,
         payment_intent: null,
-        url: `https://checkout.stripe.com/c/pay/${id}`,
+        url: `${origin}/c/pay/${id}`,
       };
       sessions.set(idempotencyKey, session);
       answer(200, session);
@@ -73,6 +85,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  if (options.localCheckout) origin = `http://127.0.0.1:${port}`;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
