@@ -283,6 +283,14 @@ for (const dialect of await adminDialects()) {
       assert.match(audit.stdout, /no violations/);
       assertError(await call(gw, 'GET', '//admin/v1/payments?limit=0', { key: ADMIN_TOKEN }), 400, 'invalid_request');
     });
+
+    test('config check shows payments on with the bounds, never a secret', async () => {
+      const [text, json] = await Promise.all([gw.cli(['config', 'check']), gw.cli(['config', 'check', '--json'])]);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, new RegExp(`payments: stripe, 5 to 500 USD per checkout, API ${fake.url}`));
+      assert.deepEqual(parseJsonOutput(json, 'config check --json').payments, { provider: 'stripe', currency: 'usd', min_amount: 5, max_amount: 500, api_base: fake.url });
+      for (const secret of Object.values(stripeEnv)) assert.ok(!text.stdout.includes(secret) && !json.stdout.includes(secret), 'no secret printed');
+    });
   });
 }
 
