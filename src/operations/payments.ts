@@ -145,6 +145,11 @@ export async function creditCheckout(store: Store, fact: Extract<PaymentFact, { 
 export async function takeBackPayment(store: Store, fact: Extract<PaymentFact, { kind: 'refund' | 'dispute' }>, now = Date.now()): Promise<Decision> {
   if (fact.currency !== 'usd') return { outcome: 'ignored', reason: 'not_usd' };
   const payment = fact.paymentIntent === null ? undefined : await storeCall(() => store.payments.byPaymentIntent(fact.paymentIntent!));
+  if (!payment && fact.kind === 'refund' && fact.accountId !== null) {
+    // A charge of a checkout this gateway made, whose credit is not recorded yet (its own delivery is
+    // being retried): 409, so Stripe delivers the refund again after the credit.
+    return { status: 409, outcome: 'ignored', reason: 'payment_not_recorded', warning: `refund of charge ${fact.chargeId} for account ${fact.accountId} arrived before its checkout's credit: Stripe will retry it` };
+  }
   if (!payment) return { outcome: 'ignored', reason: 'unknown_payment' };
   const reversal =
     fact.kind === 'refund'

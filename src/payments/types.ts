@@ -40,6 +40,8 @@ export type PaymentFact =
       /** Cumulative: everything refunded of the charge so far. */
       readonly amountRefundedCents: number;
       readonly currency: string;
+      /** The account the charge's metadata names (a checkout the gateway made), if any. */
+      readonly accountId: string | null;
     }
   | {
       readonly kind: 'dispute';

@@ -248,6 +248,17 @@ for (const dialect of await adminDialects()) {
       const stranger = await deliver(gw, stripeEvent('charge.refunded', { id: 'ch_other', object: 'charge', amount: 100, amount_refunded: 100, currency: 'usd', payment_intent: 'pi_other' }));
       assert.deepEqual([stranger.status, stranger.json.outcome, stranger.json.reason], [200, 'ignored', 'unknown_payment']);
       assert.equal(await balanceOf(), start - 70 * USD);
+
+      // A refund of a checkout this gateway made (its charge names the account) that arrives before the
+      // checkout's credit: 409, nothing changes; once the credit is in, Stripe's retry takes it back.
+      const early = newSession();
+      const earlyRefund = stripeEvent('charge.refunded', { id: `ch_${early}`, object: 'charge', amount: 2_000, amount_refunded: 2_000, currency: 'usd', payment_intent: `pi_${early}`, metadata: { tollgate_account_id: account.id } });
+      const first = await deliver(gw, earlyRefund);
+      assert.deepEqual([first.status, first.json.outcome, first.json.reason], [409, 'ignored', 'payment_not_recorded']);
+      assert.equal(await balanceOf(), start - 70 * USD);
+      assert.equal((await deliver(gw, paidEvent(early, 2_000))).json.outcome, 'credited');
+      assert.equal((await deliver(gw, earlyRefund)).json.outcome, 'taken_back');
+      assert.equal(await balanceOf(), start - 70 * USD);
       await auditClean();
     });
 
@@ -266,10 +277,11 @@ for (const dialect of await adminDialects()) {
     });
 
     test('payments are listed by the admin API and the CLI alike; tollgate audit is clean', async () => {
-      // Two credited sessions, the refunded one and the disputed one: four pages of one.
+      // Two credited sessions, the refunded one, the disputed one and the one refunded early: five pages of one.
       const listed = await walkList(gw, `/payments?account_id=${account.id}`, 1);
-      assert.equal(listed.length, 4);
-      const [disputed, refunded] = listed;
+      assert.equal(listed.length, 5);
+      const [early, disputed, refunded] = listed;
+      assert.deepEqual([early.amount, early.refunded], [20, 20]);
       assert.deepEqual([disputed.amount, disputed.disputed, disputed.refunded, disputed.unrecovered], [30, 30, 0, 0]);
       assert.deepEqual([refunded.amount, refunded.refunded, refunded.payment_intent], [40, 40, `pi_${refunded.id}`]);
       assert.ok(listed.every((p) => p.object === 'payment' && p.account_id === account.id && p.provider === 'stripe'));

@@ -23,7 +23,15 @@ export function factOf(event: Stripe.Event): PaymentFact {
     }
     case 'charge.refunded': {
       const charge = event.data.object;
-      return { kind: 'refund', chargeId: charge.id, paymentIntent: idOf(charge.payment_intent), amountRefundedCents: charge.amount_refunded, currency: charge.currency };
+      return {
+        kind: 'refund',
+        chargeId: charge.id,
+        paymentIntent: idOf(charge.payment_intent),
+        amountRefundedCents: charge.amount_refunded,
+        currency: charge.currency,
+        // The PaymentIntent's metadata (set at checkout) is copied to its charges.
+        accountId: charge.metadata?.tollgate_account_id ?? null,
+      };
     }
     case 'charge.dispute.created': {
       const dispute = event.data.object;

@@ -117,21 +117,21 @@ describe('applyPaymentEvent', () => {
       async () => Promise.reject(new Error('SQLITE_BUSY')),
       async () => Promise.reject(new Error('connection refused')),
     );
-    for (const fact of [checkout(), { kind: 'refund', chargeId: 'ch_1', paymentIntent: 'pi_1', amountRefundedCents: 100, currency: 'usd' } as const]) {
+    for (const fact of [checkout(), { kind: 'refund', chargeId: 'ch_1', paymentIntent: 'pi_1', amountRefundedCents: 100, currency: 'usd', accountId: null } as const]) {
       await assert.rejects(applyPaymentEvent(down.store, event(fact)), (e) => isGatewayError(e) && e.code === 'ledger_unavailable' && e.status === 503);
     }
   });
 
   test('a refund names its cumulative amount and the payment; a dispute its id; an unknown payment or another currency changes nothing', async () => {
     const { store, reversed } = storeAnswering(async () => 'applied', async () => ({ outcome: 'applied', payment: PAYMENT, taken: 10 * NANO_PER_CENT, debited: 10 * NANO_PER_CENT }));
-    const refund = await applyPaymentEvent(store, event({ kind: 'refund', chargeId: 'ch_1', paymentIntent: 'pi_1', amountRefundedCents: 10, currency: 'usd' }));
+    const refund = await applyPaymentEvent(store, event({ kind: 'refund', chargeId: 'ch_1', paymentIntent: 'pi_1', amountRefundedCents: 10, currency: 'usd', accountId: null }));
     assert.equal(refund.body.outcome, 'taken_back');
     assert.deepEqual([reversed[0]!.id, reversed[0]!.amount, reversed[0]!.note], ['refund:ch_1:10', 10 * NANO_PER_CENT, 'Stripe refund of checkout cs_1 (charge ch_1)']);
     await applyPaymentEvent(store, event({ kind: 'dispute', disputeId: 'dp_1', chargeId: 'ch_1', paymentIntent: 'pi_1', amountCents: 25, currency: 'usd' }));
     assert.deepEqual([reversed[1]!.id, reversed[1]!.kind, reversed[1]!.note], ['dispute:dp_1', 'dispute', 'Stripe dispute dp_1 of checkout cs_1 (charge ch_1)']);
     for (const fact of [
-      { kind: 'refund', chargeId: 'ch_2', paymentIntent: 'pi_other', amountRefundedCents: 10, currency: 'usd' },
-      { kind: 'refund', chargeId: 'ch_2', paymentIntent: null, amountRefundedCents: 10, currency: 'usd' },
+      { kind: 'refund', chargeId: 'ch_2', paymentIntent: 'pi_other', amountRefundedCents: 10, currency: 'usd', accountId: null },
+      { kind: 'refund', chargeId: 'ch_2', paymentIntent: null, amountRefundedCents: 10, currency: 'usd', accountId: null },
       { kind: 'dispute', disputeId: 'dp_2', chargeId: 'ch_1', paymentIntent: 'pi_1', amountCents: 10, currency: 'eur' },
     ] as PaymentFact[]) {
       const answer = await applyPaymentEvent(store, event(fact));
@@ -140,9 +140,17 @@ describe('applyPaymentEvent', () => {
     assert.equal(reversed.length, 2);
   });
 
+  test("a refund of a checkout this gateway made, before that checkout's credit is recorded, is 409 so Stripe retries it", async () => {
+    const { store, reversed } = storeAnswering(async () => 'applied');
+    const early = await applyPaymentEvent(store, event({ kind: 'refund', chargeId: 'ch_9', paymentIntent: 'pi_not_yet', amountRefundedCents: 10, currency: 'usd', accountId: 'acct_1' }));
+    assert.deepEqual([early.status, early.body.outcome, early.body.reason], [409, 'ignored', 'payment_not_recorded']);
+    assert.match(early.warning!, /arrived before its checkout's credit/);
+    assert.equal(reversed.length, 0);
+  });
+
   test('a reversal the balance cannot cover is taken back in part, with a warning for the operator', async () => {
     const { store } = storeAnswering(async () => 'applied', async () => ({ outcome: 'applied', payment: PAYMENT, taken: USD, debited: USD / 4 }));
-    const answer = await applyPaymentEvent(store, event({ kind: 'refund', chargeId: 'ch_1', paymentIntent: 'pi_1', amountRefundedCents: 100, currency: 'usd' }));
+    const answer = await applyPaymentEvent(store, event({ kind: 'refund', chargeId: 'ch_1', paymentIntent: 'pi_1', amountRefundedCents: 100, currency: 'usd', accountId: null }));
     assert.equal(answer.body.outcome, 'taken_back');
     assert.match(answer.warning!, /0\.75 USD exceeded account acct_1's available balance/);
   });
