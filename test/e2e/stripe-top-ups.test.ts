@@ -4,7 +4,8 @@
 // bad amounts refused before any Stripe call; a paid session credits exactly once however often (10
 // sequential, 20 concurrent deliveries) and through either event; a bad signature is 400 and changes
 // nothing; an unpaid session, an unknown account and a non-USD session change nothing (200: a retry cannot
-// change them); refunds (partial, then full) and a dispute take back once each; the ledger audits clean.
+// change them); refunds (partial, then full) and a dispute take back once each; the ledger audits clean;
+// a database failure is 503 (Stripe retries) and the retry credits once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, adminConfigYaml, adminDialects, adminOk, assertError, walkList } from '../support/admin.js';
@@ -12,6 +13,7 @@ import { call, parseJsonOutput, waitFor, type Json } from '../support/e2e.js';
 import { checkoutSession, signatureOf, startFakeStripe, stripeConfigYaml, stripeEnv, stripeEvent, type FakeStripe } from '../support/fake-stripe.js';
 import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { startPgFaultProxy, type PgFaultProxy } from '../support/pg-fault-proxy.js';
 import { freshPgSchema, type PgSchema } from '../support/postgres.js';
 
 const USD = 1_000_000_000;
@@ -326,5 +328,50 @@ describe('Stripe top-ups without payments.stripe', () => {
     const payload = stripeEvent('checkout.session.completed', checkoutSession({ id: 'cs_x', amount_total: 1_000, client_reference_id: created.id }));
     assertError(await deliver(gw, payload), 404, 'payments_disabled');
     assert.equal(nano((await adminOk(gw, 'GET', `/accounts/${created.id}`)).balance), 0);
+  });
+});
+
+describe('Stripe top-ups: a database failure is 503, so Stripe retries', { skip: (await adminDialects())[1]!.skip }, () => {
+  let mock: MockUpstream;
+  let fake: FakeStripe;
+  let schema: PgSchema;
+  let proxy: PgFaultProxy;
+  let gw: GatewayProcess;
+  before(async () => {
+    mock = await startMockUpstream();
+    fake = await startFakeStripe();
+    schema = await freshPgSchema();
+    proxy = await startPgFaultProxy(schema.url);
+    gw = await startGateway({
+      config: mockConfig(mock, adminConfigYaml + stripeConfigYaml(fake)),
+      env: { TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, ...stripeEnv },
+      database: proxy.urlFor(schema.url),
+    });
+  });
+  after(async () => {
+    if (gw) await stopGateway(gw, 10_000);
+    await mock?.close();
+    await fake?.close();
+    await proxy?.close();
+    await schema?.drop();
+  });
+
+  test('a paid session delivered while the database is down is 503 and credits nothing; the retry credits it once', { timeout: 60_000 }, async () => {
+    const created = await adminOk(gw, 'POST', '/accounts', { body: { name: 'outage' } });
+    const payload = stripeEvent('checkout.session.completed', checkoutSession({ id: 'cs_test_outage', amount_total: 1_500, client_reference_id: created.id, payment_intent: 'pi_outage' }));
+    await proxy.takeDown();
+    const during = await deliver(gw, payload);
+    assertError(during, 503, 'ledger_unavailable');
+    await proxy.bringBack();
+    const retried = await waitFor(async () => {
+      const res = await deliver(gw, payload);
+      return res.status === 200 ? res : undefined;
+    }, 20_000, 200);
+    assert.ok(retried, 'the retry succeeds once the database is back');
+    assert.equal(retried.json.outcome, 'credited');
+    assert.equal((await deliver(gw, payload)).json.outcome, 'duplicate');
+    assert.equal(nano((await adminOk(gw, 'GET', `/accounts/${created.id}`)).balance), 15 * USD);
+    const audit = await adminOk(gw, 'GET', '/audit');
+    assert.equal(audit.ok, true, JSON.stringify(audit.violations));
   });
 });
