@@ -133,6 +133,17 @@ for (const dialect of await adminDialects()) {
       assert.equal(fake.requests.length, calls, 'no Stripe call for bad input');
     });
 
+    test('a suspended account may still buy credit, and stays suspended (ADR 0050)', async () => {
+      await adminOk(gw, 'POST', `/accounts/${account.id}/suspend`);
+      try {
+        const res = await call(gw, 'POST', '/account/checkout', { key: key.key, body: { amount: 5 } });
+        assert.equal(res.status, 200, res.text);
+        assert.equal((await adminOk(gw, 'GET', `/accounts/${account.id}`)).status, 'suspended');
+      } finally {
+        await adminOk(gw, 'POST', `/accounts/${account.id}/resume`);
+      }
+    });
+
     test('Stripe refusing the session is 502 payment_provider_error', async () => {
       fake.failNext(400);
       assertError(await call(gw, 'POST', '/account/checkout', { key: account.token, body: { amount: 10 } }), 502, 'payment_provider_error');
@@ -373,5 +384,36 @@ describe('Stripe top-ups: a database failure is 503, so Stripe retries', { skip:
     assert.equal(nano((await adminOk(gw, 'GET', `/accounts/${created.id}`)).balance), 15 * USD);
     const audit = await adminOk(gw, 'GET', '/audit');
     assert.equal(audit.ok, true, JSON.stringify(audit.violations));
+  });
+});
+
+describe('Stripe top-ups: serve --workers 2 on SQLite', () => {
+  let mock: MockUpstream;
+  let fake: FakeStripe;
+  let gw: GatewayProcess;
+  before(async () => {
+    mock = await startMockUpstream();
+    fake = await startFakeStripe();
+    gw = await startGateway({ config: mockConfig(mock, adminConfigYaml + stripeConfigYaml(fake)), env: { TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, ...stripeEnv }, args: ['--workers', '2'] });
+  });
+  after(async () => {
+    if (gw) await stopGateway(gw, 10_000);
+    await mock?.close();
+    await fake?.close();
+  });
+
+  test('20 concurrent deliveries of one session, served by two processes, credit once', { timeout: 60_000 }, async () => {
+    const created = await adminOk(gw, 'POST', '/accounts', { body: { name: 'workers' } });
+    const payload = stripeEvent('checkout.session.completed', checkoutSession({ id: 'cs_test_workers', amount_total: 7_700, client_reference_id: created.id, payment_intent: 'pi_workers' }));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => deliver(gw, payload)));
+    assert.deepEqual(answers.map((a) => a.status), Array(20).fill(200));
+    assert.equal(answers.filter((a) => a.json.outcome === 'credited').length, 1);
+    assert.equal(nano((await adminOk(gw, 'GET', `/accounts/${created.id}`)).balance), 77 * USD);
+    const workers = await waitFor(() => {
+      const seen = new Set(gw.logs.flatMap((line) => (line.includes('stripe webhook') ? [JSON.parse(line).worker] : [])));
+      return seen.size === 2 ? seen : undefined;
+    }, 10_000);
+    assert.ok(workers, 'both worker processes answered deliveries');
+    assert.equal((await adminOk(gw, 'GET', '/audit')).ok, true);
   });
 });
