@@ -316,6 +316,12 @@ for (const dialect of await adminDialects()) {
       assert.deepEqual(parseJsonOutput(json, 'config check --json').payments, { provider: 'stripe', currency: 'usd', min_amount: 5, max_amount: 500, api_base: fake.url });
       for (const secret of Object.values(stripeEnv)) assert.ok(!text.stdout.includes(secret) && !json.stdout.includes(secret), 'no secret printed');
     });
+
+    test('the gateway called Stripe only to create Checkout Sessions, never for a webhook', () => {
+      assert.ok(fake.requests.length > 0);
+      assert.deepEqual([...new Set(fake.requests.map((r) => `${r.method} ${r.path}`))], ['POST /v1/checkout/sessions']);
+      assert.ok(!gw.logs.join('\n').includes(stripeEnv.STRIPE_SECRET_KEY) && !gw.logs.join('\n').includes(stripeEnv.STRIPE_WEBHOOK_SECRET), 'no secret logged');
+    });
   });
 }
 
