@@ -61,6 +61,37 @@ for (const dialect of await storeDialects()) {
       await clean();
     });
 
+    test('the payment row and its credit are one transaction: a credit that fails leaves no payment row', async () => {
+      // A fault injected into the ledger write of this one session.
+      await store.execute(
+        dialect.name === 'sqlite'
+          ? `CREATE TRIGGER fail_credit BEFORE INSERT ON ledger_entries WHEN NEW.request_id = 'stripe:cs_fail' BEGIN SELECT RAISE(ABORT, 'injected'); END`
+          : `CREATE FUNCTION fail_credit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.request_id = 'stripe:cs_fail' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW; END $$;
+             CREATE TRIGGER fail_credit BEFORE INSERT ON ledger_entries FOR EACH ROW EXECUTE FUNCTION fail_credit()`,
+      );
+      await assert.rejects(store.payments.recordPaid(paid('cs_fail', 5 * USD)), /injected/);
+      assert.equal(await store.payments.get('cs_fail'), undefined, 'no payment row without its credit');
+      assert.equal(await balance(), 0);
+      assert.equal((await entries('stripe:cs_fail')).length, 0);
+      await clean();
+    });
+
+    test("a reversal's record, the payment's totals and its adjustment are one transaction", async () => {
+      await store.payments.recordPaid(paid('cs_rf', 5 * USD));
+      await store.execute(
+        dialect.name === 'sqlite'
+          ? `CREATE TRIGGER fail_adjust BEFORE INSERT ON ledger_entries WHEN NEW.kind = 'adjust' BEGIN SELECT RAISE(ABORT, 'injected'); END`
+          : `CREATE FUNCTION fail_adjust() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.kind = 'adjust' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW; END $$;
+             CREATE TRIGGER fail_adjust BEFORE INSERT ON ledger_entries FOR EACH ROW EXECUTE FUNCTION fail_adjust()`,
+      );
+      await assert.rejects(store.payments.reverse(refund('cs_rf', 2 * USD)), /injected/);
+      const payment = (await store.payments.get('cs_rf'))!;
+      assert.deepEqual([payment.refunded, payment.unrecovered], [0, 0]);
+      assert.deepEqual(await store.query('SELECT id FROM stripe_reversals'), []);
+      assert.equal(await balance(), 5 * USD);
+      await clean();
+    });
+
     test('an unknown account, or a credit past the maximum, records nothing at all', async () => {
       assert.equal(await store.payments.recordPaid(paid('cs_nobody', USD, { accountId: 'acct_nobody' })), 'missing');
       assert.equal(await store.payments.get('cs_nobody'), undefined);
