@@ -117,6 +117,8 @@ for (const dialect of await adminDialects()) {
       assert.deepEqual(again.json, first.json);
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
       assert.equal(fake.requests.length, calls + 1);
+      // Stripe gets the request's stable operation id: a retry after a lost answer makes no second session there either.
+      assert.match(String(fake.requests.at(-1)!.headers['idempotency-key']), /^tollgate-checkout-idem_[0-9a-f]{40}$/);
     });
 
     test('an amount out of range, not whole cents, or not an amount is 400 and Stripe is never called', async () => {

@@ -116,9 +116,9 @@ export const stripeEnv = { STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET };
 const signer = new Stripe(STRIPE_SECRET_KEY);
 let eventSeq = 0;
 
-/** An event as Stripe sends it. */
+/** An event as Stripe sends it: pretty-printed, so a gateway that re-serialised the body before checking its signature would fail. */
 export function stripeEvent(type: string, object: Record<string, unknown>): string {
-  return JSON.stringify({ id: `evt_test_${++eventSeq}_${randomBytes(4).toString('hex')}`, object: 'event', api_version: Stripe.API_VERSION, created: Math.floor(Date.now() / 1000), type, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, data: { object } });
+  return JSON.stringify({ id: `evt_test_${++eventSeq}_${randomBytes(4).toString('hex')}`, object: 'event', api_version: Stripe.API_VERSION, created: Math.floor(Date.now() / 1000), type, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, data: { object } }, null, 2);
 }
 
 /** The Stripe-Signature header of `payload` (the SDK's own helper), with the secret the gateway has unless told otherwise. */
