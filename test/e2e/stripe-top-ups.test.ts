@@ -308,7 +308,11 @@ for (const dialect of await adminDialects()) {
       const audit = await gw.cli(['audit']);
       assert.equal(audit.code, 0, audit.stdout + audit.stderr);
       assert.match(audit.stdout, /no violations/);
-      assertError(await call(gw, 'GET', '//admin/v1/payments?limit=0', { key: ADMIN_TOKEN }), 400, 'invalid_request');
+      for (const query of ['limit=0', 'after=not-a-cursor', 'surprise=1', 'account_id=']) {
+        assertError(await call(gw, 'GET', `//admin/v1/payments?${query}`, { key: ADMIN_TOKEN }), 400, 'invalid_request');
+      }
+      assertError(await call(gw, 'GET', '//admin/v1/payments'), 401, 'invalid_admin_token');
+      assert.deepEqual((await adminOk(gw, 'GET', '/payments?account_id=acct_nobody')).data, []);
     });
 
     test('config check shows payments on with the bounds, never a secret', async () => {
