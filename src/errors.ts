@@ -106,6 +106,19 @@ export const ERROR_REGISTRY = {
     message: 'Too many failed redemption attempts; wait for the time in Retry-After before trying again.',
   },
   webhook_event_not_found: { status: 404, type: 'invalid_request_error', message: 'No such webhook event.' },
+  // Stripe top-ups (docs/adr/0050-stripe-top-ups.md): the config has no payments.stripe; Stripe refused or
+  // could not be reached when a Checkout Session was made; a webhook whose Stripe-Signature does not verify.
+  payments_disabled: {
+    status: 404,
+    type: 'invalid_request_error',
+    message: 'Payments are not enabled on this gateway (the config has no payments.stripe). Ask the operator to add credit.',
+  },
+  payment_provider_error: { status: 502, type: 'upstream_error', message: 'Stripe could not start the checkout; retry shortly.' },
+  invalid_webhook_signature: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The Stripe-Signature header does not verify against payments.stripe.webhook_secret for this body.',
+  },
   method_not_allowed: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
   // Protocol level (no request object exists yet): written straight to the socket by http/client-error.ts.
   request_timeout: { status: 408, type: 'invalid_request_error', message: 'The request was not received in time.' },

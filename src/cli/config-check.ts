@@ -1,5 +1,6 @@
 // `tollgate config check`: validates the config and prints what it resolves to, secrets masked.
 import type { Command } from 'commander';
+import { formatUsd, nanoToUsd } from '../billing/money.js';
 import type { Config } from '../config/types.js';
 import { disabledModelLine } from '../config/usable-upstreams.js';
 import { loadCommandConfig } from './context.js';
@@ -35,6 +36,16 @@ function summary(config: Config): Record<string, unknown> {
     })),
     // Whether /admin/v1 is served; the token itself is never printed.
     admin_api: config.admin.token === undefined ? 'off' : 'on',
+    // Stripe top-ups (ADR 0050): the bounds and where the SDK calls; never a secret.
+    payments: config.payments.stripe
+      ? {
+          provider: 'stripe',
+          currency: config.payments.stripe.currency,
+          min_amount: nanoToUsd(config.payments.stripe.minAmount),
+          max_amount: nanoToUsd(config.payments.stripe.maxAmount),
+          api_base: config.payments.stripe.apiBase?.origin ?? 'https://api.stripe.com',
+        }
+      : 'off',
     // Models not offered because none of their upstreams can be called, each with the reason.
     disabled_models: config.disabledModels,
     warnings: config.warnings,
@@ -69,6 +80,8 @@ export function registerConfigCommands(program: Command): void {
         ]),
       );
       process.stdout.write(`\nadmin API (/admin/v1): ${String(resolved.admin_api)}\n`);
+      const stripe = loaded.payments.stripe;
+      process.stdout.write(`payments: ${stripe ? `stripe, ${formatUsd(stripe.minAmount)} to ${formatUsd(stripe.maxAmount)} USD per checkout, API ${stripe.apiBase?.origin ?? 'https://api.stripe.com'}` : 'off'}\n`);
       for (const warning of [...loaded.disabledModels.map(disabledModelLine), ...loaded.warnings]) process.stderr.write(`warning: ${warning}\n`);
     });
 }

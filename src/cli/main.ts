@@ -20,6 +20,7 @@ const COMMAND_GROUPS: Readonly<Record<string, () => Promise<(program: Command) =
   usage: async () => (await import('./usage.js')).registerUsageCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
   webhooks: async () => (await import('./webhooks.js')).registerWebhookCommands,
+  payments: async () => (await import('./payments.js')).registerPaymentCommands,
   config: async () => (await import('./config-check.js')).registerConfigCommands,
   health: async () => (await import('./health.js')).registerHealthCommand,
 };

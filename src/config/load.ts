@@ -11,7 +11,7 @@ import { redactDatabaseUrl } from '../storage/database-url.js';
 import { firstVariable, MissingVariableError, substituteEnv } from './env-substitution.js';
 import { normalisePrice } from './model-price.js';
 import { configSchema, type RawConfig } from './schema.js';
-import type { Config, ModelConfig, NotificationsConfig, ProviderConfig } from './types.js';
+import type { Config, ModelConfig, NotificationsConfig, PaymentsConfig, ProviderConfig } from './types.js';
 import { keylessNotices, usableUpstreams } from './usable-upstreams.js';
 import { normaliseTrustProxy } from './trust-proxy.js';
 
@@ -244,6 +244,7 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
     problems.push(`admin.token: must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it has ${adminToken.length}); e.g. openssl rand -hex 32`);
   }
   const notifications = normaliseNotifications(raw.notifications, problems);
+  const payments = normalisePayments(raw, problems);
   if (problems.length > 0) throw new ConfigError(path, problems);
   return Object.freeze({
     path,
@@ -281,6 +282,7 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
     },
     notifications,
     admin: { token: adminToken },
+    payments,
     redis: raw.redis,
     metrics: { token: raw.metrics.token },
     log: { level: raw.log.level, format: raw.log.format, bodies: raw.log.bodies },
@@ -288,4 +290,44 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
     warnings: Object.freeze(warnings),
     loadedAt: Math.floor(Date.now() / 1000),
   });
+}
+
+/** Stripe's own bounds of one Checkout payment in USD: at least $0.50, at most $999,999.99. */
+const STRIPE_MIN_CENTS = 50;
+const STRIPE_MAX_CENTS = 99_999_999;
+const NANO_PER_CENT = 10_000_000;
+
+function normalisePayments(raw: RawConfig, problems: string[]): PaymentsConfig {
+  const stripe = raw.payments.stripe;
+  if (!stripe) return { stripe: undefined };
+  const at = (key: string): string => `payments.stripe.${key}`;
+  // An unset ${STRIPE_SECRET_KEY:-} is a mistake here, not "off": remove payments.stripe to turn payments off.
+  if (stripe.secret_key === '') problems.push(`${at('secret_key')}: empty (is its environment variable set?)`);
+  else if (!/^(sk|rk)_/.test(stripe.secret_key)) problems.push(`${at('secret_key')}: expected a Stripe secret key (sk_test_..., sk_live_... or a restricted rk_...)`);
+  if (stripe.webhook_secret === '') problems.push(`${at('webhook_secret')}: empty (is its environment variable set?)`);
+  else if (!stripe.webhook_secret.startsWith('whsec_')) problems.push(`${at('webhook_secret')}: expected the endpoint's signing secret (whsec_...)`);
+  const cents = (key: 'min_amount' | 'max_amount'): number | undefined => {
+    const reading = readUsdAmount(stripe[key]);
+    const nano = reading.ok ? reading.nano : undefined;
+    if (nano === undefined || nano % NANO_PER_CENT !== 0 || nano / NANO_PER_CENT < STRIPE_MIN_CENTS || nano / NANO_PER_CENT > STRIPE_MAX_CENTS) {
+      problems.push(`${at(key)}: expected a USD amount in whole cents from 0.50 to 999999.99 (Stripe's bounds of one payment)`);
+      return undefined;
+    }
+    return nano;
+  };
+  const minAmount = cents('min_amount');
+  const maxAmount = cents('max_amount');
+  if (minAmount !== undefined && maxAmount !== undefined && minAmount > maxAmount) problems.push(`${at('min_amount')}: must not exceed payments.stripe.max_amount`);
+  return {
+    stripe: {
+      secretKey: stripe.secret_key,
+      webhookSecret: stripe.webhook_secret,
+      currency: stripe.currency,
+      minAmount: minAmount ?? 0,
+      maxAmount: maxAmount ?? 0,
+      successUrl: stripe.success_url,
+      cancelUrl: stripe.cancel_url,
+      apiBase: stripe.api_base === undefined ? undefined : new URL(stripe.api_base),
+    },
+  };
 }

@@ -200,6 +200,19 @@ const notificationsSchema = z
   })
   .prefault({});
 
+/** `payments.stripe` (docs/adr/0050-stripe-top-ups.md): amounts in USD, checked to the cent in load.ts. */
+const stripeSchema = z.strictObject({
+  secret_key: z.string(),
+  webhook_secret: z.string(),
+  currency: z.preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), z.literal('usd', { error: 'must be usd: credit is kept in USD' })).default('usd'),
+  min_amount: price.default(5),
+  max_amount: price.default(1000),
+  success_url: z.url({ protocol: /^https?$/ }),
+  cancel_url: z.url({ protocol: /^https?$/ }),
+  // Tests and stripe-mock only: where the SDK sends its API calls instead of https://api.stripe.com.
+  api_base: z.url({ protocol: /^https?$/ }).optional(),
+});
+
 export const configSchema = z.strictObject({
   server: serverSchema,
   database: z.string().min(1).default('sqlite:./data/tollgate.db'),
@@ -219,6 +232,7 @@ export const configSchema = z.strictObject({
   // The admin API's bearer token (product.md §9); absent or empty: /admin answers 404. Its length is
   // checked in load.ts, so the error names the key without echoing the value.
   admin: z.strictObject({ token: z.string().optional() }).prefault({}),
+  payments: z.strictObject({ stripe: stripeSchema.optional() }).prefault({}),
   redis: z.url({ protocol: /^rediss?$/ }).optional(),
   metrics: z
     .strictObject({

@@ -178,6 +178,26 @@ export interface AdminConfig {
   readonly token: string | undefined;
 }
 
+/** `payments.stripe:` — Stripe Checkout top-ups (docs/adr/0050-stripe-top-ups.md). */
+export interface StripeConfig {
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+  /** Always 'usd': credit is kept in USD. */
+  readonly currency: 'usd';
+  /** Nano-dollars, whole cents. */
+  readonly minAmount: Nano;
+  readonly maxAmount: Nano;
+  readonly successUrl: string;
+  readonly cancelUrl: string;
+  /** Where the SDK sends its calls (tests, stripe-mock); undefined: Stripe's own API. */
+  readonly apiBase: URL | undefined;
+}
+
+export interface PaymentsConfig {
+  /** undefined: no payment provider; /v1/account/checkout and /webhooks/stripe answer 404 payments_disabled. */
+  readonly stripe: StripeConfig | undefined;
+}
+
 export interface Config {
   /** Absolute path of the file this was read from. */
   readonly path: string;
@@ -191,6 +211,8 @@ export interface Config {
   readonly notifications: NotificationsConfig;
   /** `admin:` — the admin API (product.md §9). */
   readonly admin: AdminConfig;
+  /** `payments:` — how customers add credit themselves. */
+  readonly payments: PaymentsConfig;
   /** `redis:` — rate-limit counters and cool-downs shared by every gateway; undefined: kept per process. */
   readonly redis: string | undefined;
   readonly metrics: MetricsConfig;

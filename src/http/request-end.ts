@@ -42,6 +42,7 @@ const STATE_ROUTES: ReadonlyArray<readonly [string, Endpoint]> = [
   ['/v1/account/keys', 'account'],
   ['/v1/account/keys/:id', 'account'],
   ['/v1/account/keys/:id/revoke', 'account'],
+  ['/v1/account/checkout', 'account'],
 ];
 
 /** A path too long to be a route is cut in the log line. */
@@ -139,7 +140,7 @@ export function registerRequestEnd(
     // Probes, scrapes and dashboard files are logged at debug only: they would drown the requests (a
     // /ready polled during an outage would repeat it; the outage's own warn line says it once). A
     // request the gateway failed (5xx) is a warning; one the client got wrong (4xx) is not.
-    const logged = outcome.metricsLabel !== undefined || outcome.path.startsWith('/admin/');
+    const logged = outcome.metricsLabel !== undefined || outcome.path.startsWith('/admin/') || outcome.path.startsWith('/webhooks/');
     const level = logged ? (outcome.status >= 500 ? 'warn' : 'info') : 'debug';
     if (!log.isLevelEnabled(level)) return;
     const line: Record<string, unknown> = {

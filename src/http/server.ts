@@ -22,6 +22,8 @@ import { registerKeyRoute } from './routes/key.js';
 import { registerKeyUsageRoutes } from './routes/key-usage.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerOpsRoutes } from './routes/ops.js';
+import { registerStripeWebhook } from './routes/stripe-webhook.js';
+import { paymentProvider } from '../payments/open-provider.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -104,11 +106,15 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   app.register(registerDashboard, { operator: deps.config.admin.token !== undefined });
   registerAdminApi(app, { store: deps.store, config: deps.config, health: deps.health, log: deps.log });
   // Beside /v1's routes, not among them: an account token authenticates here, and only here.
+  const payments = paymentProvider(deps.config);
   registerAccountApi(app, {
     store: deps.store,
     config: deps.config,
     redeemGuard: deps.redeemGuard ?? new RedeemGuard(new InProcessRateLimiter({ windowMs: deps.config.limits.redeemWindowSeconds * 1000 }), deps.config.limits.redeemFailures),
+    payments,
   });
+  // Stripe's deliveries: no Tollgate credential, the signature over the raw body (docs/adr/0050-stripe-top-ups.md).
+  registerStripeWebhook(app, { store: deps.store, config: deps.config, payments, log: deps.log });
 
   app.register(
     async function v1(api) {

@@ -838,6 +838,84 @@ export interface WebhookStore {
   pendingCount(): Promise<number>;
 }
 
+/** A paid Stripe Checkout Session, recorded with its credit (docs/adr/0050-stripe-top-ups.md). */
+export interface NewPayment {
+  readonly sessionId: string;
+  readonly paymentIntent: string | null;
+  readonly accountId: string;
+  /** The key that started the checkout, if a key did. */
+  readonly keyId: string | null;
+  /** Nano-dollars credited (positive). */
+  readonly amount: Nano;
+  /** The credit's ledger request id ('stripe:<session id>'): a second credit with it is a duplicate. */
+  readonly requestId: string;
+  readonly note: string;
+  readonly now: number;
+}
+
+/** applied: recorded and credited; duplicate: recorded before (nothing changed); missing: no such account; over_maximum: the balance would pass MAX_NANO. */
+export type PaymentOutcome = 'applied' | 'duplicate' | 'missing' | 'over_maximum';
+
+export interface PaymentRecord {
+  readonly sessionId: string;
+  readonly paymentIntent: string | null;
+  readonly accountId: string;
+  readonly keyId: string | null;
+  readonly amount: Nano;
+  /** Cumulative nano-dollars Stripe refunded. */
+  readonly refunded: Nano;
+  readonly disputed: Nano;
+  /** Of the refunded and disputed, what the account's available balance could not cover. */
+  readonly unrecovered: Nano;
+  readonly createdAt: number;
+}
+
+/**
+ * Money Stripe took back from a recorded payment, named by its PaymentIntent. A refund carries the charge's
+ * cumulative refunded amount (the newly refunded part is what exceeds the payment's `refunded`); a dispute
+ * its own amount, once per dispute id.
+ */
+export interface PaymentReversal {
+  readonly kind: 'refund' | 'dispute';
+  readonly paymentIntent: string;
+  /** refund: the cumulative amount refunded; dispute: the disputed amount (nano-dollars, positive). */
+  readonly amount: Nano;
+  /** 'refund:<charge id>:<cumulative cents>' or 'dispute:<dispute id>': the reversal's record and its ledger request id. */
+  readonly id: string;
+  /** The adjustment entry's note (names the payment). */
+  readonly note: string;
+  readonly now: number;
+}
+
+/**
+ * unknown_payment: no payment with this PaymentIntent (nothing changed); duplicate: already recorded
+ * (nothing changed); applied: `taken` nano-dollars newly reversed, `debited` of them taken from the
+ * balance by one negative adjustment, the rest (`taken − debited`) recorded as unrecovered.
+ */
+export type ReversalResult =
+  | { readonly outcome: 'unknown_payment' }
+  | { readonly outcome: 'duplicate'; readonly payment: PaymentRecord }
+  | { readonly outcome: 'applied'; readonly payment: PaymentRecord; readonly taken: Nano; readonly debited: Nano };
+
+export interface PaymentPageQuery {
+  readonly accountId?: string;
+  /** The last row of the previous page: older rows follow (newest first). */
+  readonly before?: { readonly createdAt: number; readonly sessionId: string };
+  readonly limit: number;
+}
+
+/** Stripe payments: each write one transaction with the ledger entry it causes. */
+export interface PaymentStore {
+  /** Records the paid session and credits its account, both or neither. */
+  recordPaid(payment: NewPayment): Promise<PaymentOutcome>;
+  /** Takes a refund or a dispute back from the payment's account (never below its available balance). */
+  reverse(reversal: PaymentReversal): Promise<ReversalResult>;
+  get(sessionId: string): Promise<PaymentRecord | undefined>;
+  byPaymentIntent(paymentIntent: string): Promise<PaymentRecord | undefined>;
+  /** Newest first. */
+  page(query: PaymentPageQuery): Promise<PaymentRecord[]>;
+}
+
 export interface Store {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
@@ -850,6 +928,8 @@ export interface Store {
   readonly responses: ResponseStateStore;
   /** The webhook outbox. */
   readonly webhooks: WebhookStore;
+  /** Stripe Checkout payments and what was taken back (docs/adr/0050-stripe-top-ups.md). */
+  readonly payments: PaymentStore;
   readonly probe: StoreProbe;
   close(): Promise<void>;
 }

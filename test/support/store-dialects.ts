@@ -14,6 +14,8 @@ import { freshPgSchema, postgresSkipReason } from './postgres.js';
 export interface TestStore extends Store {
   /** A read query on the store's database, with PostgreSQL-style `$1` placeholders on both dialects. */
   query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs statements on the store's database from another connection (a test's fault: a trigger that fails a write). */
+  execute(sql: string): Promise<void>;
 }
 
 export interface StoreDialect {
@@ -37,6 +39,14 @@ const sqlite: StoreDialect = {
       async query<T>(sql: string, params: readonly unknown[] = []) {
         return reader.prepare(sql.replace(/\$\d+/g, '?')).all(...params) as T[];
       },
+      async execute(sql: string) {
+        const writer = openSqliteFile(file);
+        try {
+          writer.exec(sql);
+        } finally {
+          writer.close();
+        }
+      },
       async close() {
         reader.close();
         await store.close();
@@ -58,6 +68,9 @@ async function postgres(): Promise<StoreDialect> {
         ...store,
         async query<T>(sql: string, params: readonly unknown[] = []) {
           return (await reader.query(sql, params as unknown[])).rows as T[];
+        },
+        async execute(sql: string) {
+          await reader.query(sql);
         },
         async close() {
           await reader.end();

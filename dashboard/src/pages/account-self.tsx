@@ -16,6 +16,7 @@ import { useLoad } from '../hooks.js';
 import type { AccountKeyJson, IssuedAccountKeyJson } from '../types.js';
 import { budgetText } from './accounts.js';
 import { modelsText } from './key-actions.js';
+import { AddCredit } from './add-credit.js';
 import { ConfirmDialog, ErrorLine, SecretDialog, useAction } from './key-dialogs.js';
 
 type SelfAction = { kind: 'create' } | { kind: 'cap' | 'revoke'; key: AccountKeyJson } | { kind: 'secret'; secret: string | null; title: string };
@@ -52,6 +53,8 @@ export function AccountSelfPage({ token }: { token: string }) {
       <div class="toolbar">
         <h2>{a.name}</h2>
         <span class={a.status === 'active' ? 'badge good' : 'badge bad'}>{a.status}</span>
+        <span class="grow" />
+        <AddCredit token={token} />
       </div>
       {a.status === 'suspended' && (
         <p class="error" role="alert">

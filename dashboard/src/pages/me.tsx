@@ -14,6 +14,7 @@ import { UsageTable } from '../components/usage-table.js';
 import { count, time, usd } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { RANGES, rangeStart, timeSeries, totals, type Period } from '../summary.js';
+import { AddCredit } from './add-credit.js';
 import type { KeyHolderAnswerJson, KeyHolderJson, ListPage, ModelJson, ModelListJson, UsageJson, UsageTotalsJson } from '../types.js';
 
 const RECENT = 20;
@@ -63,7 +64,11 @@ export function MePage({ token }: { token: string }) {
   const inRange = totals(data.summary);
   return (
     <section class="me">
-      <h2>{key.name}</h2>
+      <div class="toolbar">
+        <h2>{key.name}</h2>
+        <span class="grow" />
+        <AddCredit token={token} />
+      </div>
       <div class="cards">
         <Figure label="Balance" usd={key.balance} id="balance" />
         <Figure label="Held" usd={key.held} id="held" />

@@ -18,6 +18,8 @@ import {
 import { redeemableCode, redeemCode } from '../../operations/codes.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import type { RedeemGuard } from '../../limits/redeem-guard.js';
+import { paymentsInfo, startCheckout } from '../../operations/payments.js';
+import type { PaymentProvider } from '../../payments/types.js';
 import type { AccountRecord, KeyRecord, Store } from '../../storage/types.js';
 import { authenticateAccount, authenticatePayer } from '../auth.js';
 import { registerCors } from '../cors.js';
@@ -60,6 +62,7 @@ const noQuery = z.strictObject({});
 const { account_id: _accountId, ...ownUsageFilters } = usageFilterQuery;
 const usageQuery = z.strictObject({ ...listQuery, ...ownUsageFilters });
 const summaryQuery = z.strictObject({ ...ownUsageFilters, group_by: z.string().optional() });
+const checkoutBody = z.strictObject({ amount: z.union([z.number(), z.string()]) });
 const keysQuery = z.strictObject({ ...listQuery, status: z.string().optional(), name: z.string().optional() });
 
 const idOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
@@ -70,6 +73,8 @@ export interface AccountApiDeps {
   readonly config: Config;
   /** Failed redemptions per credential and per client address (limits/redeem-guard.ts). */
   readonly redeemGuard: RedeemGuard;
+  /** The configured payment provider (payments.stripe); undefined: checkout answers 404 payments_disabled. */
+  readonly payments: PaymentProvider | undefined;
 }
 
 export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): void {
@@ -143,6 +148,21 @@ export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): 
       api.patch('/keys/:id', async function patchOwnAccountKey(request) {
         return updateAccountKey(store, config, accountOf(request), idOf(request), readInput(patchBody, request.body));
       });
+
+      // Adding credit (docs/adr/0050-stripe-top-ups.md): an account token or a key of the account.
+      api.get('/checkout', PAYER_ROUTE, async function checkoutOptions(request) {
+        readInput(noQuery, request.query);
+        return { object: 'checkout_options', currency: 'usd', ...paymentsInfo(config) };
+      });
+
+      api.post(
+        '/checkout',
+        PAYER_ROUTE,
+        post(async function startOwnCheckout(request, context) {
+          const input = readInput(checkoutBody, request.body);
+          return { status: 200, body: await startCheckout(deps.payments, config, accountOf(request), request.accountKey, input, context.operationId) };
+        }),
+      );
 
       api.post(
         '/keys/:id/revoke',

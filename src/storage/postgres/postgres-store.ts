@@ -8,6 +8,7 @@ import { openPostgres } from './connection.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { PostgresKeyStore } from './key-store.js';
 import { PostgresLedgerStore } from './ledger-store.js';
+import { PostgresPaymentStore } from './payment-store.js';
 import { PostgresProbe } from './probe.js';
 import { PostgresResponseStateStore } from './response-state-store.js';
 import { PostgresUsageStore } from './usage-store.js';
@@ -27,6 +28,7 @@ export async function openPostgresStore(url: string, options: StoreOptions = {})
     idempotency: new PostgresIdempotencyStore(pool),
     responses: new PostgresResponseStateStore(pool),
     webhooks: new PostgresWebhookStore(pool),
+    payments: new PostgresPaymentStore(pool, () => keys.forgetRecent()),
     probe: new PostgresProbe(pool),
     close() {
       // Writes already queued still go to the database before the pool closes.

@@ -5,6 +5,7 @@ import { SqliteCodeStore } from './code-store.js';
 import { openSqlite } from './connection.js';
 import { SqliteIdempotencyStore } from './idempotency-store.js';
 import { SqliteKeyStore } from './key-store.js';
+import { SqlitePaymentStore } from './payment-store.js';
 import { SqliteLedgerStore } from './ledger-store.js';
 import { SqliteProbe } from './probe.js';
 import { SqliteResponseStateStore } from './response-state-store.js';
@@ -24,6 +25,7 @@ export function openSqliteStore(file: string, options: StoreOptions = {}): Store
     idempotency: new SqliteIdempotencyStore(db, batcher),
     responses: new SqliteResponseStateStore(db, batcher),
     webhooks: new SqliteWebhookStore(db),
+    payments: new SqlitePaymentStore(db),
     probe: new SqliteProbe(db),
     async close() {
       batcher.flush();

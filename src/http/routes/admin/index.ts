@@ -9,6 +9,7 @@ import { adminTokenCheck } from './admin-auth.js';
 import { registerAuditRoute } from './audit-routes.js';
 import { registerCodeRoutes } from './code-routes.js';
 import { registerKeyRoutes } from './key-routes.js';
+import { registerPaymentRoutes } from './payment-routes.js';
 import { registerUsageRoutes } from './usage-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 
@@ -28,6 +29,7 @@ export function registerAdminApi(app: FastifyInstance, deps: AdminDeps): void {
       registerUsageRoutes(api, deps);
       registerAuditRoute(api, deps);
       registerWebhookRoutes(api, deps);
+      registerPaymentRoutes(api, deps);
     },
     { prefix: '/admin/v1' },
   );
