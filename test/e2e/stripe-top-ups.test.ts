@@ -63,6 +63,9 @@ for (const dialect of await adminDialects()) {
       assert.deepEqual([audit.ok, audit.violations], [true, []]);
     };
     const newSession = () => `cs_test_e2e_${dialect.name}_${++sessionSeq}`;
+    /** The outbox's events of `type` for one session (ADR 0052: written in the money's transaction). */
+    const eventsOf = async (type: string, sessionId: string): Promise<Json[]> =>
+      (await walkList(gw, `/webhooks/events?type=${type}`, 500)).filter((e) => e.data.session_id === sessionId);
     const paidEvent = (sessionId: string, cents: number, overrides: Record<string, unknown> = {}, type = 'checkout.session.completed') =>
       stripeEvent(type, checkoutSession({ id: sessionId, amount_total: cents, client_reference_id: account.id, metadata: { tollgate_account_id: account.id }, payment_intent: `pi_${sessionId}`, ...overrides }));
 
@@ -185,6 +188,12 @@ for (const dialect of await adminDialects()) {
       assert.equal(entries.length, 1);
       assert.deepEqual([entries[0].kind, entries[0].amount, entries[0].key_id], ['topup', 25, null]);
       assert.equal((await entriesOf(`stripe:${raced}`)).length, 1);
+      // One payment.succeeded per credited session in the outbox, whatever the number of deliveries.
+      for (const [session, usd] of [[sessionId, 25], [raced, 100]] as const) {
+        const events = await eventsOf('payment.succeeded', session);
+        assert.equal(events.length, 1, `one payment.succeeded for ${session}`);
+        assert.deepEqual([events[0].data.account_id, events[0].data.amount_usd, events[0].data.provider], [account.id, usd, 'stripe']);
+      }
       await auditClean();
     });
 
@@ -258,6 +267,12 @@ for (const dialect of await adminDialects()) {
         ].sort(),
       );
       for (const e of adjustments) assert.match(e.note, e.request_id.includes('dispute') ? new RegExp(disputed) : new RegExp(refunded));
+      // One payment.refunded per reversal that took money, however often each was delivered.
+      assert.deepEqual(
+        (await eventsOf('payment.refunded', refunded)).map((e) => [e.data.kind, e.data.amount_usd]).sort(),
+        [['refund', 10], ['refund', 30]],
+      );
+      assert.deepEqual((await eventsOf('payment.refunded', disputed)).map((e) => [e.data.kind, e.data.amount_usd]), [['dispute', 30]]);
 
       // A refund of a charge the gateway never credited: 200, nothing.
       const stranger = await deliver(gw, stripeEvent('charge.refunded', { id: 'ch_other', object: 'charge', amount: 100, amount_refunded: 100, currency: 'usd', payment_intent: 'pi_other' }));
