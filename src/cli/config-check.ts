@@ -46,6 +46,9 @@ function summary(config: Config): Record<string, unknown> {
           api_base: config.payments.stripe.apiBase?.origin ?? 'https://api.stripe.com',
         }
       : 'off',
+    // Signed webhooks out (ADR 0052): where events go and which; never a signing secret.
+    webhooks: config.notifications.webhooks.map((hook) => ({ url: hook.url, events: hook.events })),
+    balance_low_usd: config.notifications.balanceLow === null ? null : nanoToUsd(config.notifications.balanceLow),
     // Models not offered because none of their upstreams can be called, each with the reason.
     disabled_models: config.disabledModels,
     warnings: config.warnings,
@@ -82,6 +85,8 @@ export function registerConfigCommands(program: Command): void {
       process.stdout.write(`\nadmin API (/admin/v1): ${String(resolved.admin_api)}\n`);
       const stripe = loaded.payments.stripe;
       process.stdout.write(`payments: ${stripe ? `stripe, ${formatUsd(stripe.minAmount)} to ${formatUsd(stripe.maxAmount)} USD per checkout, API ${stripe.apiBase?.origin ?? 'https://api.stripe.com'}` : 'off'}\n`);
+      const hooks = loaded.notifications.webhooks;
+      process.stdout.write(`webhooks: ${hooks.length === 0 ? 'off' : hooks.map((h) => `${h.url} (${h.events === '*' ? 'every event' : h.events.join(', ')})`).join('; ')}\n`);
       for (const warning of [...loaded.disabledModels.map(disabledModelLine), ...loaded.warnings]) process.stderr.write(`warning: ${warning}\n`);
     });
 }

@@ -130,6 +130,15 @@ describe('webhooks (sqlite)', () => {
     await mock?.close();
   });
 
+  test('config check lists the endpoints and their events, never a signing secret', async () => {
+    const [text, json] = await Promise.all([gw.cli(['config', 'check']), gw.cli(['config', 'check', '--json'])]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, new RegExp(`webhooks: ${hook.base}/hook \\(every event\\)`));
+    assert.deepEqual(parseJsonOutput<Json>(json, 'config check --json').webhooks, [{ url: `${hook.base}/hook`, events: '*' }]);
+    const key = SECRET.slice('whsec_'.length);
+    assert.ok(!text.stdout.includes(key) && !json.stdout.includes(key), 'no signing secret printed');
+  });
+
   test('a revoke (the CLI) → key.revoked arrives signed, once, and is listed delivered', async (t) => {
     const key = await newKey(gw);
     const revoked = await gw.cli(['keys', 'revoke', key.id]);
