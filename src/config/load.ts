@@ -208,6 +208,7 @@ function normaliseNotifications(raw: RawConfig['notifications'], problems: strin
     firstRetryMs: raw.first_retry_seconds * 1000,
     maxRetryMs: raw.max_retry_seconds * 1000,
     giveUpMs: raw.give_up_hours * 3_600_000,
+    keepMs: raw.keep_days * 86_400_000,
   };
 }
 

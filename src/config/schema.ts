@@ -197,6 +197,8 @@ const notificationsSchema = z
     first_retry_seconds: positiveNumber.default(5),
     max_retry_seconds: positiveNumber.default(3600),
     give_up_hours: positiveNumber.default(24),
+    /** How long delivered, skipped and failed events stay listed (and resendable) before the scanner deletes them. */
+    keep_days: positiveNumber.default(30),
   })
   .prefault({});
 

@@ -171,6 +171,8 @@ export interface NotificationsConfig {
   readonly maxRetryMs: number;
   /** After this long from an event's creation (or resend) without delivery it is marked failed. */
   readonly giveUpMs: number;
+  /** Settled events (delivered, skipped, failed) older than this are deleted by the scanner. */
+  readonly keepMs: number;
 }
 
 export interface AdminConfig {

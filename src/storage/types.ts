@@ -836,6 +836,8 @@ export interface WebhookStore {
   resend(id: number, now: number): Promise<WebhookEventRecord | undefined>;
   /** Pending rows (the metrics gauge). */
   pendingCount(): Promise<number>;
+  /** Deletes up to `limit` settled events (not pending) created before `before`; returns how many. */
+  prune(before: number, limit: number): Promise<number>;
 }
 
 /** A paid Stripe Checkout Session, recorded with its credit (docs/adr/0050-stripe-top-ups.md). */

@@ -107,3 +107,12 @@ export const WEBHOOK_RESEND_SET =
   "status = 'pending', delivered_to = '[]', delivered_at = NULL, " +
   // A row being delivered keeps its lease (its deliverer finishes; no second one starts meanwhile).
   "lease_owner = CASE WHEN status = 'pending' THEN lease_owner END, lease_until = CASE WHEN status = 'pending' THEN lease_until END";
+
+/**
+ * Outbox retention: up to `limit` events settled (delivered, skipped or failed) before a moment, oldest
+ * first; a pending event is kept however old (it is still owed). Params: the moment, the limit.
+ */
+export function webhookPruneSql(p: (i: number) => string): string {
+  return `DELETE FROM webhook_outbox WHERE id IN (
+    SELECT id FROM webhook_outbox WHERE status <> 'pending' AND created_at < ${p(1)} ORDER BY id LIMIT ${p(2)})`;
+}

@@ -127,6 +127,26 @@ for (const dialect of await storeDialects()) {
       assert.equal(await store.webhooks.resend(999_999, T0), undefined);
     });
 
+    test('retention: settled events older than the keeping time are deleted in batches, a pending one never', async () => {
+      // Five events at T0: one stays pending, the others are settled as delivered, skipped and failed.
+      for (let i = 0; i < 5; i++) await store.webhooks.enqueue({ type: 'key.revoked', data: { n: i } }, T0);
+      const claimed = await store.webhooks.claim({ owner: 'a', now: T0, leaseMs: 1_000, limit: 4 });
+      const results = [
+        { outcome: 'delivered', deliveredTo: ['http://x'] },
+        { outcome: 'skipped', deliveredTo: [] },
+        { outcome: 'failed', deliveredTo: [], error: 'gave up' },
+        { outcome: 'delivered', deliveredTo: ['http://x'] },
+      ] as const;
+      for (const [i, event] of claimed.entries()) assert.ok(await store.webhooks.complete(event.id, 'a', results[i]!, T0 + 1));
+      await store.webhooks.enqueue({ type: 'key.revoked', data: { n: 'recent' } }, T0 + DAY);
+      assert.equal(await store.webhooks.prune(T0, 100), 0, 'nothing was created before T0');
+      assert.equal(await store.webhooks.prune(T0 + 1, 3), 3, 'a batch at most');
+      assert.equal(await store.webhooks.prune(T0 + 1, 3), 1);
+      assert.equal(await store.webhooks.prune(T0 + 1, 3), 0);
+      const left = await store.webhooks.page({ limit: 10 });
+      assert.deepEqual(left.map((e) => [e.status, e.data.n]).sort(), [['pending', 'recent'], ['pending', 4]].sort());
+    });
+
     test('a dedupe key writes its event once', async () => {
       assert.equal(await store.webhooks.enqueue({ type: 'upstream.cooling', data: {}, dedupeKey: 'k1' }, T0), true);
       assert.equal(await store.webhooks.enqueue({ type: 'upstream.cooling', data: {}, dedupeKey: 'k1' }, T0), false);

@@ -13,6 +13,7 @@ import {
   webhookPageSql,
   webhookRecordOf,
   type WebhookRow,
+  webhookPruneSql,
 } from '../webhook-rows.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 
@@ -81,5 +82,9 @@ export class PostgresWebhookStore implements WebhookStore {
   async pendingCount(): Promise<number> {
     const { rows } = await this.pool.query<{ n: string }>("SELECT COUNT(*) AS n FROM webhook_outbox WHERE status = 'pending'");
     return Number(rows[0]?.n ?? 0);
+  }
+
+  async prune(before: number, limit: number): Promise<number> {
+    return (await this.pool.query(webhookPruneSql((i) => `$${i}`), [before, limit])).rowCount ?? 0;
   }
 }

@@ -12,6 +12,7 @@ import {
   webhookPageSql,
   webhookRecordOf,
   type WebhookRow,
+  webhookPruneSql,
 } from '../webhook-rows.js';
 import type { SqliteDatabase } from './connection.js';
 
@@ -98,5 +99,9 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async pendingCount(): Promise<number> {
     return (this.db.prepare("SELECT COUNT(*) AS n FROM webhook_outbox WHERE status = 'pending'").get() as { n: number }).n;
+  }
+
+  async prune(before: number, limit: number): Promise<number> {
+    return this.db.prepare(webhookPruneSql(() => '?')).run(before, limit).changes;
   }
 }

@@ -89,9 +89,20 @@ describe('event filtering per endpoint', () => {
 
 describe('notifications config', () => {
   const BASE = 'providers: {}\nmodels: {}\n';
-  test('defaults: no endpoints, no threshold, 60 s scans, 5 s first retry, 24 h', () => {
+  test('defaults: no endpoints, no threshold, 60 s scans, 5 s first retry, 24 h, kept 30 days', () => {
     const config = parseConfig(BASE, '/etc/tollgate.yaml', {});
-    assert.deepEqual(config.notifications, { webhooks: [], balanceLow: null, scanIntervalMs: 60_000, timeoutMs: 10_000, firstRetryMs: 5_000, maxRetryMs: 3_600_000, giveUpMs: 86_400_000 });
+    assert.deepEqual(config.notifications, {
+      webhooks: [],
+      balanceLow: null,
+      scanIntervalMs: 60_000,
+      timeoutMs: 10_000,
+      firstRetryMs: 5_000,
+      maxRetryMs: 3_600_000,
+      giveUpMs: 86_400_000,
+      keepMs: 30 * 86_400_000,
+    });
+    assert.equal(parseConfig(`${BASE}notifications:\n  keep_days: 7\n`, '/etc/tollgate.yaml', {}).notifications.keepMs, 7 * 86_400_000);
+    assert.throws(() => parseConfig(`${BASE}notifications:\n  keep_days: 0\n`, '/etc/tollgate.yaml', {}), /keep_days/);
   });
 
   test('an endpoint with its secret from the environment, and a threshold', () => {
@@ -147,7 +158,7 @@ async function receiver(statuses: number[]) {
 }
 
 function notifications(webhooks: NotificationsConfig['webhooks']): NotificationsConfig {
-  return { webhooks, balanceLow: null, scanIntervalMs: 60_000, timeoutMs: 2_000, firstRetryMs: 5_000, maxRetryMs: 3_600_000, giveUpMs: 86_400_000 };
+  return { webhooks, balanceLow: null, scanIntervalMs: 60_000, timeoutMs: 2_000, firstRetryMs: 5_000, maxRetryMs: 3_600_000, giveUpMs: 86_400_000, keepMs: 30 * 86_400_000 };
 }
 
 describe('the deliverer', () => {
