@@ -16,7 +16,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * hold's admission re-checks in the database that the key is active and unexpired, so a revocation made
  * anywhere still refuses it at once (401); what may lag by this much, on another gateway than the one
  * that made the change, is the key's allowed models, limits and a rotated-out secret
- * (docs/adr/0027-recent-key-rows.md). One lookup round trip per request fewer on PostgreSQL.
+ * (docs/adr/0027-recent-key-rows.md). One lookup round trip per request fewer on PostgreSQL; on SQLite the
+ * row's reading and decoding (another process's commit to the file is seen at once there).
  */
 export const HOLDING_REQUEST_KEY_MAX_AGE_MS = 1_000;
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { openPostgresStore } from '../../src/storage/postgres/postgres-store.js';
-import { RecentKeys } from '../../src/storage/postgres/recent-keys.js';
+import { RecentKeys } from '../../src/storage/recent-keys.js';
 import type { KeyRecord, Store } from '../../src/storage/types.js';
 import { testNewKey } from '../support/key-fixture.js';
 import { freshPgSchema, postgresSkipReason, type PgSchema } from '../support/postgres.js';

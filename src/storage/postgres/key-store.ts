@@ -18,7 +18,7 @@ import {
 import { creditAccount, insertAccount } from './account-store.js';
 import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
 import { KeyLookupBatcher } from './key-lookup-batcher.js';
-import { RecentKeys } from './recent-keys.js';
+import { RecentKeys } from '../recent-keys.js';
 import { insertWebhookEvent } from './webhook-store.js';
 
 async function applyTopUp(client: PostgresClient, accountId: string, keyId: string, amount: Nano, requestId: string, now: number): Promise<void> {

@@ -55,7 +55,11 @@ export class SqliteAccountStore implements AccountStore {
   private readonly keysOf;
   private readonly creditTx;
 
-  constructor(private readonly db: SqliteDatabase) {
+  /** `changed`: told after a change of an account's money or status (the key store forgets its recent rows). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly changed: () => void = () => {},
+  ) {
     this.writes = prepareAccountWrites(db);
     this.byId = db.prepare<[string], AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`);
     this.byTokenHash = db.prepare<[string], AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE token_hash = ?`);
@@ -95,11 +99,14 @@ export class SqliteAccountStore implements AccountStore {
   async update(id: string, change: AccountChange): Promise<AccountRecord | undefined> {
     const statement = accountUpdateSql(id, change, () => '?');
     if (statement) this.db.prepare(statement.sql).run(...statement.values);
+    this.changed();
     return this.get(id);
   }
 
   async credit(credit: Credit): Promise<CreditOutcome> {
-    return this.creditTx.immediate(credit);
+    const outcome = this.creditTx.immediate(credit);
+    if (outcome === 'applied') this.changed();
+    return outcome;
   }
 
   async setToken(id: string, token: { readonly prefix: string; readonly hash: string } | null): Promise<AccountRecord | undefined> {

@@ -21,7 +21,11 @@ export class SqliteCodeStore implements CodeStore {
   private readonly byId;
   private readonly redeemTx;
 
-  constructor(private readonly db: SqliteDatabase) {
+  /** `changed`: told after a credit (the key store forgets its recent rows, which carry the account's balance). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly changed: () => void = () => {},
+  ) {
     const insert = db.prepare(`INSERT INTO redemption_codes (${INSERT_CODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertTx = db.transaction((codes: readonly NewCode[]) => {
       for (const c of codes) insert.run(c.id, c.hash, c.prefix, c.amount, c.accountId, c.expiresAt, c.batchId, c.note, new Date(c.now).toISOString());
@@ -67,7 +71,9 @@ export class SqliteCodeStore implements CodeStore {
 
   async redeem(redemption: Redemption): Promise<RedeemResult> {
     try {
-      return this.redeemTx.immediate(redemption);
+      const result = this.redeemTx.immediate(redemption);
+      if (result.outcome === 'applied') this.changed();
+      return result;
     } catch (error) {
       if (error instanceof Refused) return { outcome: error.outcome };
       throw error;

@@ -1,4 +1,8 @@
-// API keys on SQLite. Only the secret's hash is stored.
+// API keys on SQLite. Only the secret's hash is stored. A request that holds may reuse a key row this
+// process read within the last second (docs/adr/0027-recent-key-rows.md): the hold's admission re-checks
+// the key in the database. Any change this process makes to a key or an account forgets those rows, and so
+// does any commit another process (a CLI command, another worker) made to the file since the last lookup:
+// SQLite's data_version says so for the price of one pragma.
 import type { Nano } from '../../billing/money.js';
 import { entryPageSql, keyPageSql, keyUpdateSql, ledgerEntryOf, type EntryRow } from '../listing-sql.js';
 import { KEY_COLUMNS, KEY_FROM, keyRecordOf, personalAccountId, limitsAssignments, serialiseAllowList, type KeyRow } from '../rows.js';
@@ -16,6 +20,7 @@ import {
 } from '../types.js';
 import { prepareAccountWrites } from './account-store.js';
 import type { SqliteDatabase } from './connection.js';
+import { RecentKeys } from '../recent-keys.js';
 import { prepareWebhookInsert } from './webhook-store.js';
 
 export class SqliteKeyStore implements KeyStore {
@@ -28,6 +33,10 @@ export class SqliteKeyStore implements KeyStore {
   private readonly updateModels;
   private readonly markRevoked;
   private readonly updateSecret;
+  private readonly recent = new RecentKeys();
+  /** PRAGMA data_version: changes when another connection (process) has committed to the file. */
+  private readonly dataVersion;
+  private seenVersion = -1;
   private readonly revokeTx;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -38,6 +47,7 @@ export class SqliteKeyStore implements KeyStore {
       `INSERT INTO api_keys (id, account_id, credit_limit, name, prefix, secret_hash, allowed_models, created_at, rpm, tpm, max_concurrent, budget, budget_period, expires_at)
        VALUES (@id, @accountId, @creditLimit, @name, @prefix, @secretHash, @allowedModels, @createdAt, @rpm, @tpm, @maxConcurrent, @budget, @budgetPeriod, @expiresAt)`,
     );
+    this.dataVersion = db.prepare<[], { data_version: number }>('PRAGMA data_version');
     this.accountWrites = prepareAccountWrites(db);
     this.accountOf = db.prepare<[string], { account_id: string }>('SELECT account_id FROM api_keys WHERE id = ?');
     this.updateModels = db.prepare('UPDATE api_keys SET allowed_models = ? WHERE id = ?');
@@ -60,11 +70,13 @@ export class SqliteKeyStore implements KeyStore {
   async update(id: string, change: KeyChange): Promise<KeyRecord | undefined> {
     const statement = keyUpdateSql(id, change, () => '?');
     if (statement) this.db.prepare(statement.sql).run(...statement.values);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
   async rotate(id: string, prefix: string, secretHash: string): Promise<KeyRecord | undefined> {
     this.updateSecret.run(prefix, secretHash, id);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
@@ -99,9 +111,27 @@ export class SqliteKeyStore implements KeyStore {
     return keyRecordOf(this.byId.get(key.id)!);
   }
 
-  async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
+  async findByHash(secretHash: string, maxAgeMs = 0): Promise<KeyRecord | undefined> {
+    const now = Date.now();
+    const version = this.dataVersion.get()!.data_version;
+    if (version !== this.seenVersion) {
+      this.recent.forgetAll();
+      this.seenVersion = version;
+    }
+    if (maxAgeMs > 0) {
+      const recent = this.recent.get(secretHash, maxAgeMs, now);
+      if (recent) return recent;
+    }
     const row = this.byHash.get(secretHash);
-    return row && keyRecordOf(row);
+    const key = row && keyRecordOf(row);
+    // Read and remembered in one turn of the event loop: no change of this process can fall between.
+    this.recent.remember(secretHash, key, now, this.recent.currentGeneration);
+    return key;
+  }
+
+  /** After a change of an account's money or status (or a key's, below): later requests read the file again. */
+  forgetRecent(): void {
+    this.recent.forgetAll();
   }
 
   async get(id: string): Promise<KeyRecord | undefined> {
@@ -121,22 +151,26 @@ export class SqliteKeyStore implements KeyStore {
         return key !== undefined;
       })
       .immediate();
+    this.recent.forgetAll();
     return found ? this.get(id) : undefined;
   }
 
   async setAllowedModels(id: string, models: AllowedModels): Promise<KeyRecord | undefined> {
     this.updateModels.run(serialiseAllowList(models), id);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
   async setLimits(id: string, patch: LimitsPatch): Promise<KeyRecord | undefined> {
     const { sql, values } = limitsAssignments(patch, () => '?');
     if (sql) this.db.prepare(`UPDATE api_keys SET ${sql} WHERE id = ?`).run(...values, id);
+    this.recent.forgetAll();
     return this.get(id);
   }
 
   async revoke(id: string, now: number): Promise<KeyRecord | undefined> {
     this.revokeTx.immediate(id, now);
+    this.recent.forgetAll();
     return this.get(id);
   }
 }

@@ -15,7 +15,11 @@ export class SqlitePaymentStore implements PaymentStore {
   private readonly bySession;
   private readonly byIntent;
 
-  constructor(private readonly db: SqliteDatabase) {
+  /** `changed`: told after an account's money changed (the key store forgets its recent rows). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly changed: () => void = () => {},
+  ) {
     const writes = prepareAccountWrites(db);
     const event = prepareWebhookInsert(db);
     const money = db.prepare<[string], CreditAccountRow>('SELECT balance, held FROM accounts WHERE id = ?');
@@ -63,11 +67,15 @@ export class SqlitePaymentStore implements PaymentStore {
   }
 
   async recordPaid(payment: NewPayment): Promise<PaymentOutcome> {
-    return this.recordTx.immediate(payment);
+    const outcome = this.recordTx.immediate(payment);
+    if (outcome === 'applied') this.changed();
+    return outcome;
   }
 
   async reverse(reversal: PaymentReversal): Promise<ReversalResult> {
-    return this.reverseTx.immediate(reversal);
+    const result = this.reverseTx.immediate(reversal);
+    if (result.outcome === 'applied') this.changed();
+    return result;
   }
 
   async get(sessionId: string): Promise<PaymentRecord | undefined> {

@@ -1,4 +1,5 @@
-// The SQLite Store: one connection shared by the three repositories.
+// The SQLite Store: one connection shared by the repositories; a change of an account's money or status
+// makes the key store forget the key rows it keeps for a second (ADR 0027).
 import type { Store, StoreOptions } from '../types.js';
 import { SqliteAccountStore } from './account-store.js';
 import { SqliteCodeStore } from './code-store.js';
@@ -16,16 +17,18 @@ import { WriteBatcher } from './write-batcher.js';
 export function openSqliteStore(file: string, options: StoreOptions = {}): Store {
   const db = openSqlite(file, options.busyTimeoutMs ?? 5_000);
   const batcher = new WriteBatcher(db, options.reachability);
+  const keys = new SqliteKeyStore(db);
+  const forgetRecentKeys = () => keys.forgetRecent();
   return {
-    accounts: new SqliteAccountStore(db),
-    keys: new SqliteKeyStore(db),
-    codes: new SqliteCodeStore(db),
+    accounts: new SqliteAccountStore(db, forgetRecentKeys),
+    keys,
+    codes: new SqliteCodeStore(db, forgetRecentKeys),
     ledger: new SqliteLedgerStore(db, batcher),
     usage: new SqliteUsageStore(db, batcher),
     idempotency: new SqliteIdempotencyStore(db, batcher),
     responses: new SqliteResponseStateStore(db, batcher),
     webhooks: new SqliteWebhookStore(db),
-    payments: new SqlitePaymentStore(db),
+    payments: new SqlitePaymentStore(db, forgetRecentKeys),
     probe: new SqliteProbe(db),
     async close() {
       batcher.flush();

@@ -3,7 +3,7 @@
 // expiry in the database, so a key revoked or expired elsewhere is still refused at once. Only active rows
 // are kept — an unknown or revoked secret is asked every time — and any change this process makes to a
 // key forgets them all.
-import type { KeyRecord } from '../types.js';
+import type { KeyRecord } from './types.js';
 
 /** The most rows kept; past it the oldest entry goes (a Map iterates in insertion order). */
 const MAX_ROWS = 10_000;
