@@ -150,6 +150,31 @@ async function pgSchemaOf(client: pg.Client, name: string): Promise<Record<strin
 }
 
 describe('migrations on PostgreSQL', { skip: await postgresSkipReason() }, () => {
+  test("a start waits for another's migration of its schema, and never for another schema's", async () => {
+    const [a, b] = [await freshPgSchema(), await freshPgSchema()];
+    const holder = new pg.Client({ connectionString: a.url });
+    await holder.connect();
+    try {
+      // What a gateway migrating schema a holds for the length of its migration.
+      await holder.query('BEGIN');
+      await holder.query("SELECT pg_advisory_xact_lock(hashtext('tollgate.schema_migrations.' || current_schema()))");
+      // Schema b: not held up (it queued behind a's lock, with a 1 s lock_timeout, before).
+      const other = await openPostgresStore(b.url, { maxConnections: 2, busyTimeoutMs: 200 });
+      await other.close();
+      // Schema a: waits past the pool's lock_timeout for the lock to go, then migrates.
+      let opened = false;
+      const same = openPostgresStore(a.url, { maxConnections: 2, busyTimeoutMs: 200 }).then((store) => ((opened = true), store));
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(opened, false, 'still waiting for the lock');
+      await holder.query('COMMIT');
+      await (await same).close();
+    } finally {
+      await holder.end();
+      await a.drop();
+      await b.drop();
+    }
+  });
+
   test('a version-1 database with data opens at the latest version, every row and id intact', async () => {
     const { schema, client } = await pgVersion1WithData();
     try {

@@ -13,6 +13,7 @@ import { ConfigError, parseConfig } from '../../../src/config/load.js';
 import type { NotificationsConfig } from '../../../src/config/types.js';
 import { nextAttemptAt } from '../../../src/notifications/backoff.js';
 import { WebhookDeliverer } from '../../../src/notifications/deliverer.js';
+import { NotificationScanner } from '../../../src/notifications/scanner.js';
 import { targetsOf, wants } from '../../../src/notifications/endpoints.js';
 import { signDelivery } from '../../../src/notifications/signing.js';
 import type { WebhookAttemptResult, WebhookClaim, WebhookEventRecord, WebhookStore } from '../../../src/storage/types.js';
@@ -224,5 +225,21 @@ describe('the deliverer', () => {
     await deliverer.runOnce();
     await deliverer.stop();
     assert.equal(outbox.results[0]!.outcome, 'failed');
+  });
+});
+
+describe('the notification scanner', () => {
+  test('each scan also deletes settled events past keep_days, in one bounded batch', async () => {
+    const calls: string[] = [];
+    const store = {
+      scan: async (scan: { now: number }) => (calls.push(`scan ${scan.now}`), 0),
+      prune: async (before: number, limit: number) => (calls.push(`prune ${before} ${limit}`), 3),
+    } as unknown as WebhookStore;
+    const now = 1_800_000_000_000;
+    const config = { notifications: { ...notifications([]), scanIntervalMs: 3_600_000, keepMs: 7 * 86_400_000 }, limits: { budget: null, budgetPeriod: 'month' } };
+    const scanner = new NotificationScanner(store, config as never, pino({ level: 'silent' }), () => now);
+    scanner.start();
+    await scanner.stop();
+    assert.deepEqual(calls, [`scan ${now}`, `prune ${now - 7 * 86_400_000} 1000`]);
   });
 });
