@@ -26,9 +26,15 @@ interface RawBody {
 
 const rawOf = (body: object): RawBody | undefined => (body as { [RAW]?: RawBody })[RAW];
 
-/** Attaches `text` (and the bytes it was read from, when kept) to `body`, the object parsed from it. */
-export function withRawText<Body extends object>(body: Body, text: string | undefined, bytes?: JsonBytes): Body {
-  if (text !== undefined) Object.defineProperty(body, RAW, { value: { text, bytes } satisfies RawBody, enumerable: false });
+/**
+ * Attaches `text` (and the bytes it was read from, when kept; and its top-level members, when found
+ * already) to `body`, the object parsed from it — unless the parser attached them itself (body-by-members.ts).
+ */
+export function withRawText<Body extends object>(body: Body, text: string | undefined, bytes?: JsonBytes, members?: readonly Member[]): Body {
+  if (text !== undefined && rawOf(body) === undefined) {
+    const raw: RawBody = members === undefined ? { text, bytes } : { text, bytes, members };
+    Object.defineProperty(body, RAW, { value: raw, enumerable: false });
+  }
   return body;
 }
 
@@ -51,8 +57,11 @@ export function rawLayoutOf(body: object): { readonly text: string | undefined; 
 /**
  * The body as received — its bytes when kept, else its text — with the values at `spans` (in order, of
  * its text) replaced by `replacement`, a JSON value's text. Undefined when `body` has no raw body left.
+ * Kept bytes with a replacement come back as pieces (views of them around the replacement's bytes), sent
+ * in order: a copy of a 116 KB body per attempt was memory V8 counts against its old generation, and
+ * mark-compacted for (ADR 0053).
  */
-export function splicedRaw(body: object, spans: readonly Span[], replacement: string): string | Uint8Array | undefined {
+export function splicedRaw(body: object, spans: readonly Span[], replacement: string): string | Uint8Array | readonly Uint8Array[] | undefined {
   const raw = rawOf(body);
   if (raw === undefined) return undefined;
   const { text, bytes } = raw;
@@ -78,5 +87,5 @@ export function splicedRaw(body: object, spans: readonly Span[], replacement: st
     last = bytes.byteOffset(end);
   }
   pieces.push(bytes.bytes.subarray(last));
-  return Buffer.concat(pieces);
+  return pieces;
 }

@@ -5,9 +5,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientRequestOf } from '../http/client-request.js';
 import type { ClientApiRoutes, ServerDeps } from '../http/deps.js';
 import { IDEMPOTENCY_HEADER, IdempotencyTicket, RecordingText } from '../http/idempotency.js';
+import { gatewayJsonParser } from '../http/json-body.js';
 import { errorRenderer } from '../http/render-error.js';
 import { SseResponse } from '../http/sse-response.js';
 import type { JsonObject } from '../json-object.js';
+import { byMembers } from './body-by-members.js';
 import { withRawText } from './raw-body.js';
 import type { ClientApi } from '../pipeline/client-api.js';
 import { ClientGoneError } from '../pipeline/deps.js';
@@ -27,6 +29,11 @@ export function clientApiRoutes<Body extends JsonObject>(api: ClientApi<Body>, m
     register(v1: FastifyInstance, deps: ServerDeps): void {
       v1.register(async function clientApiPlugin(scope) {
         scope.setErrorHandler(errorRenderer(deps, (error, requestId) => api.envelope(error, requestId), api.errorFor?.bind(api)));
+        if (api.forwardsRawBody) {
+          // A coding agent's large body, parsed only where it is new (body-by-members.ts).
+          scope.removeContentTypeParser('application/json');
+          scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, byMembers(gatewayJsonParser(scope)));
+        }
         scope.post(api.path, (request, reply) => handle(api, deps, request, reply));
         more?.(scope, deps);
       });

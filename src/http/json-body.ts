@@ -8,7 +8,7 @@
 // it looks for them instead; only a body that has one (or that V8 cannot parse) goes to Fastify's parser,
 // whose verdict and errors stay the gateway's.
 import { isUtf8, type Buffer } from 'node:buffer';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { jsonBytes, type JsonBytes } from './json-bytes.js';
 
@@ -84,6 +84,11 @@ function inspect(value: object, levels: number): number {
   return 0;
 }
 
+/** True when `value` (a JSON value met `levels` below the limit) nests no deeper than that and has no suspect key. */
+export function isPlainWithin(value: unknown, levels: number): boolean {
+  return typeof value !== 'object' || value === null || inspect(value, levels) === 0;
+}
+
 /** The ordinary body: V8 parses it, and it is neither too deep nor has a suspect key. Undefined otherwise. */
 function parsedPlainly(body: string, maxDepth: number): { value: unknown } | undefined {
   let value: unknown;
@@ -92,7 +97,7 @@ function parsedPlainly(body: string, maxDepth: number): { value: unknown } | und
   } catch {
     return undefined;
   }
-  return typeof value !== 'object' || value === null || inspect(value, maxDepth) === 0 ? { value } : undefined;
+  return isPlainWithin(value, maxDepth) ? { value } : undefined;
 }
 
 /**
@@ -128,4 +133,9 @@ export function keepingBytes(parse: JsonBodyParser): JsonBytesParser {
     request.rawBytes = decoded?.read;
     parse(request, decoded?.text ?? body.toString('utf8'), done);
   };
+}
+
+/** The gateway's JSON body parser, for `parseAs: 'buffer'`: Fastify's own, depth-limited, keeping the bytes. */
+export function gatewayJsonParser(app: FastifyInstance): JsonBytesParser {
+  return keepingBytes(depthLimitedJsonParser(app.getDefaultJsonParser('error', 'error') as JsonBodyParser));
 }

@@ -19,6 +19,9 @@ export interface JsonBytes {
 
 const same = (offset: number): number => offset;
 
+/** `bytes` read as text one character per byte (Latin-1): the text's offsets are the bytes'. */
+export const asRead = (bytes: Buffer): JsonBytes => ({ bytes, byteOffset: same });
+
 /**
  * The index of the first byte ≥ 0x80 at or after `from`, or -1: four bytes at a time where aligned
  * (`words` views the same memory from `wordsFrom`).

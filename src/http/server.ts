@@ -9,7 +9,7 @@ import { authenticate, HOLDING_REQUEST_KEY_MAX_AGE_MS } from './auth.js';
 import { clientErrorHandler } from './client-error.js';
 import { registerCors } from './cors.js';
 import { registerDashboard } from './dashboard.js';
-import { depthLimitedJsonParser, keepingBytes, type JsonBodyParser } from './json-body.js';
+import { gatewayJsonParser } from './json-body.js';
 import type { ClientApiRoutes, ServerDeps } from './deps.js';
 import { addRateLimitHeaders } from './rate-limit-headers.js';
 import { errorRenderer, sendError } from './render-error.js';
@@ -73,8 +73,7 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   // JSON only: any other body type is a 415 from the parser.
   app.removeContentTypeParser(['text/plain', 'application/json']);
   // Fastify's own parser (poisoned __proto__/constructor keys are errors, its default), depth-limited.
-  const parseJson = app.getDefaultJsonParser('error', 'error') as JsonBodyParser;
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, keepingBytes(depthLimitedJsonParser(parseJson)));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, gatewayJsonParser(app));
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('rawBytes', undefined);

@@ -20,8 +20,11 @@ export interface UpstreamRequest {
   /** Path and query, starting with '/'. */
   readonly path: string;
   readonly headers: Record<string, string>;
-  /** JSON text, or a native cell's bytes as the client sent them (only `model` replaced). */
-  readonly body: string | Uint8Array | undefined;
+  /**
+   * JSON text, or a native cell's bytes as the client sent them (only `model` replaced): one piece, or
+   * pieces sent in order (views of the client's bytes around the new `model`, never copied into one).
+   */
+  readonly body: string | Uint8Array | readonly Uint8Array[] | undefined;
   /** Convention fields the upstream's API has no place for, dropped (logged at debug, listed in docs/adr). */
   readonly dropped?: readonly string[];
   /** A native cell: the upstream speaks the client's API, so its error answers are kept as sent (`UpstreamFailure.body`). */

@@ -80,13 +80,17 @@ export class UpstreamTransport {
     const signed = this.signerOf(provider).sign(request);
     // The credential joins the request's own headers (built for this request, never shared): no copy per call.
     Object.assign(request.headers, signed instanceof Promise ? await signed : signed);
+    const { body } = request;
+    // Pieces are sent with their total length, as one body is (never chunked).
+    if (Array.isArray(body)) request.headers['content-length'] = String(body.reduce((sum: number, piece: Uint8Array) => sum + piece.byteLength, 0));
     try {
       const response = await this.agentFor(provider).request({
         origin: provider.origin,
         path: request.path,
         method: request.method,
         headers: request.headers,
-        body: request.body,
+        // undici sends an iterable body piece by piece (lib/core/request.js); its types name only one piece.
+        body: body as Uint8Array | string | undefined,
         signal,
         headersTimeout: provider.timeouts.firstByteMs,
         bodyTimeout: provider.timeouts.idleMs,

@@ -39,7 +39,7 @@ export function forwardedHeaders(client: ClientHeaders, stream: boolean): Record
  * instead — as is one whose history holds thinking a translated cell made, which no Anthropic upstream
  * would accept back.
  */
-export function forwardedBody(body: object & { model: string; messages?: unknown }, upstreamModel: string): string | Uint8Array {
+export function forwardedBody(body: object & { model: string; messages?: unknown }, upstreamModel: string): UpstreamRequest['body'] & {} {
   if (Array.isArray(body.messages) && historyThinking(body.messages).own) {
     return JSON.stringify({ ...body, model: upstreamModel, messages: withoutOwnThinking(body.messages) });
   }

@@ -14,7 +14,7 @@ import { rawLayoutOf, splicedRaw } from '../raw-body.js';
  * The body for an upstream whose model is `upstreamModel`: the client's bytes with the model spliced in,
  * or — when the body was changed since it was received (a clamp, stripped fields) — its serialisation.
  */
-export function nativeBodyText(body: JsonObject, upstreamModel: string): string | Uint8Array {
+export function nativeBodyText(body: JsonObject, upstreamModel: string): UpstreamRequest['body'] & {} {
   const layout = rawLayoutOf(body);
   const spans = layout && stringValueSpans(layout.members, 'model');
   return (spans && splicedRaw(body, spans, JSON.stringify(upstreamModel))) ?? JSON.stringify({ ...body, model: upstreamModel });

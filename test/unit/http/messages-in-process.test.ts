@@ -6,6 +6,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { startInProcess, type InProcessGateway } from '../../support/in-process.js';
 import { anthropicError, anthropicErrorEvent, anthropicStreamEvents, ANTHROPIC_MOCK_KEY, ANTHROPIC_UPSTREAM_HEADERS, signatureFor, startMockAnthropic, type MockAnthropic } from '../../support/mock-anthropic.js';
@@ -99,6 +100,43 @@ describe('POST /v1/messages (in process)', () => {
     assert.equal(received.rawBody, expected);
     const hash = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
     assert.equal(hash(received.rawBytes), hash(Buffer.from(expected)));
+    // Sent as pieces around the new model, with their length: never chunked.
+    assert.equal(received.headers['content-length'], String(Buffer.byteLength(expected)));
+    assert.equal(received.headers['transfer-encoding'], undefined);
+  });
+
+  test("a recorded Claude Code turn (parsed member by member, its blocks remembered) reaches the upstream byte for byte, twice; its hold the same each time", async () => {
+    const recorded = readFileSync(new URL('../../fixtures/agents/claude-code-2.1.197-turn1.json', import.meta.url));
+    const text = recorded.toString('utf8');
+    const model = (JSON.parse(text) as { model: string }).model;
+    const body = text.replace(`"model":"${model}"`, '"model":"claude-test"').replace('"stream":true', '"stream":false');
+    const expected = Buffer.from(body.replace('"model":"claude-test"', '"model":"claude-sonnet-4-5"'));
+    const quotes: unknown[] = [];
+    for (let turn = 0; turn < 2; turn++) {
+      const res = await gw.call('POST', '/messages?beta=true', { key, body, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.statusCode, 200, res.body);
+      const received = anthropic.requests.at(-1)!;
+      assert.ok(received.rawBytes.equals(expected), `turn ${turn + 1}: the client's bytes, only model replaced`);
+      assert.equal(received.headers['content-length'], String(expected.length));
+      const quote = await gw.call('POST', '/messages', { key, body, headers: { 'content-type': 'application/json', 'x-tollgate-dry-run': '1' } });
+      assert.equal(quote.statusCode, 200, quote.body);
+      const { hold, input_tokens } = quote.json<Json>();
+      quotes.push({ hold, input_tokens });
+    }
+    assert.deepEqual(quotes[1], quotes[0], 'the hold sized from remembered blocks is the hold sized from parsed ones');
+  });
+
+  test('a large body with a poisoned key, invalid JSON or nesting past the limit is a 400 in the Messages envelope before any hold or upstream call', async () => {
+    const before = await balance();
+    const padding = 'x'.repeat(20_000);
+    const bodies = [
+      `{"model":"claude-test","max_tokens":10,"system":"${padding}","messages":[{"role":"user","content":[{"type":"text","text":"hi","__proto__":{"admin":true}}]}]}`,
+      `{"model":"claude-test","max_tokens":10,"system":"${padding}","messages":[{"role":"user","content":"hi"},]}`,
+      `{"model":"claude-test","max_tokens":10,"system":"${padding}","metadata":${'['.repeat(200)}${']'.repeat(200)},"messages":[{"role":"user","content":"hi"}]}`,
+    ];
+    for (const body of bodies) assertMessagesError(await gw.call('POST', '/messages', { key, body, headers: { 'content-type': 'application/json' } }), 400, 'invalid_request_error');
+    assert.equal(anthropic.requests.length, 0);
+    assert.equal(await balance(), before);
   });
 
   test('anthropic-* headers are forwarded as sent, anthropic-version defaults, and no client credential goes upstream', async () => {
