@@ -242,11 +242,13 @@ function printTargets(summary, added, memory, options) {
   if (t && p) check('throughput vs Portkey (chat)', ratio(t.rps, p.rps), `≥ ${TARGETS.throughputVsPortkey}`, ratio(t.rps, p.rps) >= TARGETS.throughputVsPortkey, '×');
   const ttfb = added.find((a) => a.via === 'tollgate' && a.kind === 'stream')?.ttfbP50Ms;
   check(`first chunk p50 vs direct (c=${options.connections})`, ttfb, `≤ +${TARGETS.ttfbAddedMs}`, ttfb <= TARGETS.ttfbAddedMs, ' ms');
-  if (memory.tollgate) {
+  const agent = row('tollgate-messages-stream')?.cpuMsPerRequest;
+  // Issue 14's memory targets are for the chat and stream load; a run with 116 KB agent bodies in flight
+  // (50 of them at a time, each with its buffers) measures another workload, so it is reported, not judged.
+  if (memory.tollgate && agent === undefined) {
     check('peak RSS', memory.tollgate.peakRssMb, `≤ ${TARGETS.peakRssMb}`, memory.tollgate.peakRssMb <= TARGETS.peakRssMb, ' MB');
     check('idle RSS', memory.tollgate.idleRssMb, `≤ ${TARGETS.idleRssMb}`, memory.tollgate.idleRssMb <= TARGETS.idleRssMb, ' MB');
   }
-  const agent = row('tollgate-messages-stream')?.cpuMsPerRequest;
   check('CPU per Claude Code turn (issue 24)', agent, `≤ ${TARGETS.claudeCodeTurnCpuMs}`, agent <= TARGETS.claudeCodeTurnCpuMs, ' ms');
   if (checks.length > 0) console.log(`\nTargets (issue 14${agent === undefined ? '' : '; the Claude Code turn: issue 24'}):\n${checks.join('\n')}`);
 }
