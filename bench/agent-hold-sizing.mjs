@@ -6,7 +6,7 @@
 // Run: npm run build && node bench/agent-hold-sizing.mjs [--warm-runs 300] [--processes 5] [--json]
 //
 // Everything goes through the gateway's own code in dist/: the body is read as the server reads it
-// (http/json-bytes.ts, JSON.parse, the raw text kept with it), the model's config comes from the config
+// (api/body-by-members.ts, the raw text kept with it), the model's config comes from the config
 // loader, the estimate from the client API's countInput (api/anthropic-messages, api/openai-responses), the
 // output budget from its outputBudget, the hold from billing/pricing.ts's sizeChatHold.
 import { execFileSync } from 'node:child_process';
@@ -18,10 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { anthropicMessages } from '../dist/api/anthropic-messages/index.js';
 import { openaiResponses } from '../dist/api/openai-responses/index.js';
+import { BY_MEMBERS_MIN_BYTES, parseByMembers } from '../dist/api/body-by-members.js';
 import { withRawText } from '../dist/api/raw-body.js';
 import { sizeChatHold } from '../dist/billing/pricing.js';
 import { loadConfig } from '../dist/config/load.js';
-import { jsonBytes } from '../dist/http/json-bytes.js';
+import { asRead, jsonBytes } from '../dist/http/json-bytes.js';
 import { loadTokenizer } from '../dist/tokens/bounded-count.js';
 import { countO200k } from '../dist/tokens/o200k-count.js';
 import { median, round } from './numbers.mjs';
@@ -57,8 +58,13 @@ function benchModels() {
   }
 }
 
-/** A body as the server has it: read from its bytes, parsed, its raw text and bytes kept with it. */
+/**
+ * A body as the server has it: an agent's large body parsed member by member (its repeated blocks from
+ * memory on a warm run: api/body-by-members.ts), a small one whole; its raw text and bytes kept with it.
+ */
 function received(bytes) {
+  const laid = bytes.length >= BY_MEMBERS_MIN_BYTES ? parseByMembers(bytes) : undefined;
+  if (laid) return withRawText(laid.value, laid.text, asRead(bytes), laid.members);
   const { text, read } = jsonBytes(bytes);
   return withRawText(JSON.parse(text), text, read);
 }
