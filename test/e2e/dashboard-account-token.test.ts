@@ -4,43 +4,25 @@
 // create a key (the secret shown once, and it works) → cap a key → revoke one (it answers 401 after).
 // A wrong account token gets a clear message and keeps nothing.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { call, postChat, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { chromiumSkipReason, watchPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
 
 const skip = chromiumSkipReason();
 const ADMIN_TOKEN = 'dashboard-account-token-admin-0123456789abcdef';
 
 describe('dashboard: the account token’s holder', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
 
-  before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
-  });
-
-  const admin = async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const res = await call(gw, method, `//admin/v1${path}`, { key: ADMIN_TOKEN, body });
-    assert.equal(res.status, 200, `${method} ${path}: ${res.text}`);
-    return res.json;
-  };
+  const { admin } = rig;
   const own = async (token: string, path = ''): Promise<Json> => {
-    const res = await call(gw, 'GET', `/account${path}`, { key: token });
+    const res = await call(rig.gw, 'GET', `/account${path}`, { key: token });
     assert.equal(res.status, 200, `GET /v1/account${path}: ${res.text}`);
     return res.json;
   };
-  const chat = (secret: string) => postChat(gw, secret, { model: 'gpt-test', messages: [{ role: 'user', content: 'Hello' }] });
+  const chat = (secret: string) => postChat(rig.gw, secret, { model: 'gpt-test', messages: [{ role: 'user', content: 'Hello' }] });
 
   /** The account's figures on the page equal GET /v1/account's. */
   async function assertFigures(page: Page, token: string): Promise<Json> {
@@ -75,11 +57,9 @@ describe('dashboard: the account token’s holder', { skip }, () => {
     const first = await admin('POST', '/keys', { name: 'ci', account_id: account.id, credit_limit: '2' });
     for (let i = 0; i < 2; i++) assert.equal((await chat(first.key)).status, 200);
 
-    const watched = await watchPage(browser, 'account-token');
+    const watched = await watchPage(rig.browser, 'account-token');
     const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', token);
-    await page.click('button[type=submit]');
+    await rig.signIn(page, token);
     await page.locator(`[data-account="${account.id}"]`).waitFor();
     assert.equal(await page.locator('[data-nav]').count(), 0, 'no operator pages for an account holder');
     assert.equal((await page.locator('header .hint').textContent())!.trim(), 'Account');
@@ -136,12 +116,10 @@ describe('dashboard: the account token’s holder', { skip }, () => {
   });
 
   test('a wrong account token shows a clear message and signs nobody in', async () => {
-    const watched = await watchPage(browser, 'account-token-wrong');
+    const watched = await watchPage(rig.browser, 'account-token-wrong');
     watched.expect(401, /\/v1\/account$/);
     const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', `tga-${'x'.repeat(43)}`);
-    await page.click('button[type=submit]');
+    await rig.signIn(page, `tga-${'x'.repeat(43)}`);
     await page.getByRole('alert').waitFor();
     assert.match((await page.getByRole('alert').textContent())!, /account token is not valid/);
     assert.equal(await page.evaluate('sessionStorage.length'), 0, 'nothing kept');

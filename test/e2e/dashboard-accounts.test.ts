@@ -5,47 +5,22 @@
 // keys list and the key's page name its account and cap; suspend and resume; issue the account token
 // (shown once); personal accounts hidden until asked for.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { call, postChat, waitFor, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage, type WatchedPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { postChat, waitFor, type Json } from '../support/e2e.js';
+import { chromiumSkipReason, watchPage, type WatchedPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
 const ADMIN_TOKEN = 'dashboard-accounts-admin-token-0123456789abcdef';
 
 describe('dashboard: the operator’s accounts', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
 
-  before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
-  });
+  const { admin } = rig;
 
-  const admin = async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const res = await call(gw, method, `//admin/v1${path}`, { key: ADMIN_TOKEN, body });
-    assert.equal(res.status, 200, `${method} ${path}: ${res.text}`);
-    return res.json;
-  };
-
-  async function signIn(watched: WatchedPage): Promise<Page> {
-    const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', ADMIN_TOKEN);
-    await page.click('button[type=submit]');
-    await page.locator('[data-nav=accounts]').waitFor();
-    return page;
-  }
+  const signIn = (watched: WatchedPage): Promise<Page> => rig.signIn(watched.page, undefined, '[data-nav=accounts]');
 
   /** The page's money figures, as the API's numbers (`data-usd`), once the balance figure reads `balance`. */
   async function figuresWhen(page: Page, balance: number): Promise<Record<string, number>> {
@@ -55,8 +30,8 @@ describe('dashboard: the operator’s accounts', { skip }, () => {
   }
 
   test('create an account, top it up, issue a key into it with a credit limit; every figure is the API’s', async () => {
-    const personal = await gw.createKey({ name: 'solo', balance: 1 });
-    const watched = await watchPage(browser, 'accounts');
+    const personal = await rig.gw.createKey({ name: 'solo', balance: 1 });
+    const watched = await watchPage(rig.browser, 'accounts');
     const page = await signIn(watched);
 
     // The list: personal accounts hidden until asked for.
@@ -107,7 +82,7 @@ describe('dashboard: the operator’s accounts', { skip }, () => {
     assert.deepEqual([keys[0].account_id, keys[0].credit_limit, keys[0].credit_left], [id, 1.25, 1.25]);
 
     // Spend through the key, then the page again: the account, the key row and spend by key are the API's.
-    for (let i = 0; i < 3; i++) assert.equal((await postChat(gw, secret, { model: 'gpt-test', messages: [{ role: 'user', content: `Hello ${i}` }] })).status, 200);
+    for (let i = 0; i < 3; i++) assert.equal((await postChat(rig.gw, secret, { model: 'gpt-test', messages: [{ role: 'user', content: `Hello ${i}` }] })).status, 200);
     api = await admin('GET', `/accounts/${id}`);
     assert.ok(api.spent > 0 && api.balance < 12.5, 'the calls were charged to the account');
     await page.reload();
@@ -155,7 +130,7 @@ describe('dashboard: the operator’s accounts', { skip }, () => {
     await page.click('[data-dialog=account-suspend] [data-confirm]');
     await page.locator(`[data-account-page="${id}"][data-status=suspended]`).waitFor();
     assert.equal((await admin('GET', `/accounts/${id}`)).status, 'suspended');
-    assert.equal((await postChat(gw, secret, { model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] })).status, 402, 'its keys are refused');
+    assert.equal((await postChat(rig.gw, secret, { model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] })).status, 402, 'its keys are refused');
     await page.click('[data-action=account-resume]');
     await page.click('[data-dialog=account-resume] [data-confirm]');
     await page.locator(`[data-account-page="${id}"][data-status=active]`).waitFor();

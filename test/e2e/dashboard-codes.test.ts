@@ -4,46 +4,21 @@
 // token's holder redeems one with the form (the balance figure becomes the API's), and a revoked code
 // shows the server's message; a key holder redeems one into the key's account.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { call, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { describe, test } from 'node:test';
+import type { Json } from '../support/e2e.js';
+import { chromiumSkipReason, watchPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
 
 const skip = chromiumSkipReason();
 const ADMIN_TOKEN = 'dashboard-codes-admin-token-0123456789abcdef';
 
 describe('dashboard: redemption codes', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
 
-  before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
-  });
-
-  const admin = async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const res = await call(gw, method, `//admin/v1${path}`, { key: ADMIN_TOKEN, body });
-    assert.equal(res.status, 200, `${method} ${path}: ${res.text}`);
-    return res.json;
-  };
-
-  async function signIn(page: Page, token: string): Promise<void> {
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', token);
-    await page.click('button[type=submit]');
-  }
+  const { admin, signIn } = rig;
 
   test('the operator makes codes (shown once) and revokes one; holders redeem with the form', async () => {
-    const operator = await watchPage(browser, 'codes-operator');
+    const operator = await watchPage(rig.browser, 'codes-operator');
     const page = operator.page;
     await signIn(page, ADMIN_TOKEN);
     await page.click('[data-nav=codes]');
@@ -72,7 +47,7 @@ describe('dashboard: redemption codes', { skip }, () => {
     // The account token's holder redeems one: the balance figure becomes the API's.
     const account = await admin('POST', '/accounts', { name: 'team', balance: '2' });
     const { token } = await admin('POST', `/accounts/${account.id}/token`, {});
-    const holder = await watchPage(browser, 'codes-holder');
+    const holder = await watchPage(rig.browser, 'codes-holder');
     await signIn(holder.page, token);
     await holder.page.locator('[data-figure=balance][data-usd="2"]').waitFor();
     await holder.page.fill('#redeem-code', codes[0]!);
@@ -91,7 +66,7 @@ describe('dashboard: redemption codes', { skip }, () => {
 
     // A key holder redeems the last one into the key's account.
     const key = await admin('POST', '/keys', { name: 'dev', account_id: account.id });
-    const keyHolder = await watchPage(browser, 'codes-keyholder');
+    const keyHolder = await watchPage(rig.browser, 'codes-keyholder');
     await signIn(keyHolder.page, key.key);
     await keyHolder.page.fill('#redeem-code', codes[1]!);
     await keyHolder.page.click('[data-action=redeem]');

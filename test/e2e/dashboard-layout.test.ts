@@ -4,12 +4,12 @@
 // charts end at the newest hour, inside the window; and the chart legends read as sentences — the range
 // and its total, or, pointing at an hour, that hour's figures — never uPlot's "Time: --".
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { postChat } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type CreatedKey, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { chromiumSkipReason, watchPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
+import { type CreatedKey } from '../support/gateway-process.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
@@ -18,18 +18,13 @@ const LAPTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
 describe('dashboard: fits a laptop and a phone', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
   let wide: { id: string };
   let holder: CreatedKey;
 
   before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
     // The widest row a keys table shows: a long name, a large balance, every limit, an expiry, three models.
-    const res = await fetch(`${gw.origin}/admin/v1/keys`, {
+    const res = await fetch(`${rig.gw.origin}/admin/v1/keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -42,20 +37,11 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
     });
     assert.equal(res.status, 200, await res.clone().text());
     wide = (await res.json()) as { id: string };
-    holder = await gw.createKey({ name: 'phone-user', balance: 5 });
-    for (let i = 0; i < 3; i++) assert.equal((await postChat(gw, holder.key, { model: 'gpt-test', messages: [{ role: 'user', content: `Hello ${i}` }] })).status, 200);
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
+    holder = await rig.gw.createKey({ name: 'phone-user', balance: 5 });
+    for (let i = 0; i < 3; i++) assert.equal((await postChat(rig.gw, holder.key, { model: 'gpt-test', messages: [{ role: 'user', content: `Hello ${i}` }] })).status, 200);
   });
 
-  async function signIn(page: Page, token = ADMIN_TOKEN): Promise<void> {
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', token);
-    await page.click('button[type=submit]');
-  }
+  const { signIn } = rig;
 
   /** How far the document scrolls sideways (0: it does not). */
   const sidewaysScroll = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
@@ -91,7 +77,7 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
   const requestsText = (n: number) => (n === 1 ? '1 request' : `${n} requests`);
 
   test('at 1280 px the keys table’s actions are on screen and nothing scrolls sideways', async () => {
-    const watched = await watchPage(browser, 'layout-laptop', { viewport: LAPTOP, timezoneId: 'UTC' });
+    const watched = await watchPage(rig.browser, 'layout-laptop', { viewport: LAPTOP, timezoneId: 'UTC' });
     const { page } = watched;
     await signIn(page);
     await page.click('[data-nav=keys]');
@@ -113,7 +99,7 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
   });
 
   test('the chart legends read as sentences: the range and its total, then the hour pointed at', async () => {
-    const watched = await watchPage(browser, 'layout-legend', { viewport: LAPTOP, timezoneId: 'UTC' });
+    const watched = await watchPage(rig.browser, 'layout-legend', { viewport: LAPTOP, timezoneId: 'UTC' });
     const { page } = watched;
     await signIn(page);
     await page.locator('[data-chart=spend] [data-legend]').waitFor();
@@ -165,7 +151,7 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
   });
 
   test('on a 390 px phone nothing scrolls sideways and every chart ends at the newest hour, on screen', async () => {
-    const watched = await watchPage(browser, 'layout-phone', { viewport: PHONE, timezoneId: 'UTC' });
+    const watched = await watchPage(rig.browser, 'layout-phone', { viewport: PHONE, timezoneId: 'UTC' });
     const { page } = watched;
     await signIn(page);
     await page.locator('[data-chart=errors] [data-legend]').waitFor();
@@ -203,7 +189,7 @@ describe('dashboard: fits a laptop and a phone', { skip }, () => {
     watched.assertClean();
 
     // The key holder's page too.
-    const own = await watchPage(browser, 'layout-phone-holder', { viewport: PHONE, timezoneId: 'UTC' });
+    const own = await watchPage(rig.browser, 'layout-phone-holder', { viewport: PHONE, timezoneId: 'UTC' });
     await signIn(own.page, holder.key);
     await own.page.locator('[data-chart=spend] [data-legend]').waitFor();
     await own.shot('me-390');

@@ -3,33 +3,19 @@
 // an amount past the ledger's maximum is refused naming it, exactly as typed (never rounded to a number
 // that would pass); balances up to the maximum show to the nano-dollar. Nothing changes on a refusal.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { call, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage, type WatchedPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { type Json } from '../support/e2e.js';
+import { chromiumSkipReason, watchPage, type WatchedPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
 
 const skip = chromiumSkipReason();
 const ADMIN_TOKEN = 'dashboard-money-admin-token-0123456789abcdef';
 
 describe('dashboard: money guard rails', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
 
-  before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
-  });
-
-  const admin = (method: string, path: string, body?: unknown) => call(gw, method, `//admin/v1${path}`, { key: ADMIN_TOKEN, body });
+  const admin = rig.adminCall;
   const createKey = async (body: Json): Promise<Json> => {
     const res = await admin('POST', '/keys', body);
     assert.equal(res.status, 200, res.text);
@@ -38,9 +24,7 @@ describe('dashboard: money guard rails', { skip }, () => {
 
   async function keysPage(watched: WatchedPage): Promise<Page> {
     const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', ADMIN_TOKEN);
-    await page.click('button[type=submit]');
+    await rig.signIn(page);
     await page.click('[data-nav=keys]');
     return page;
   }
@@ -60,7 +44,7 @@ describe('dashboard: money guard rails', { skip }, () => {
 
   test('a top-up of a key revoked since the page showed it is refused, and the dialog says so', async () => {
     const key = await createKey({ name: 'revoked-meanwhile', balance: 1 });
-    const watched = await watchPage(browser, 'money-revoked');
+    const watched = await watchPage(rig.browser, 'money-revoked');
     watched.expect(409, /\/admin\/v1\/keys\/[^/]+\/topup$/);
     const page = await keysPage(watched);
     await page.locator(`tr[data-key="${key.id}"][data-status=active]`).waitFor();
@@ -79,7 +63,7 @@ describe('dashboard: money guard rails', { skip }, () => {
   test('balances up to the maximum show exactly; a top-up past it is refused naming the maximum; amounts go as typed', async () => {
     const full = await createKey({ name: 'money-full', balance: '8388608' });
     const almost = await createKey({ name: 'money-almost', balance: '8388607.999999999' });
-    const watched = await watchPage(browser, 'money-maximum');
+    const watched = await watchPage(rig.browser, 'money-maximum');
     watched.expect(400, /\/admin\/v1\/keys\/[^/]+\/topup$/);
     const page = await keysPage(watched);
     assert.equal((await page.locator(`tr[data-key="${full.id}"] td.balance`).textContent())!.trim(), '$8,388,608.00');

@@ -5,44 +5,25 @@
 // editing limits and models, rotating, the CSV download, the providers page, a wrong admin token.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { call, sdk, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage, type WatchedPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { chromiumSkipReason, watchPage, type WatchedPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
+import { mockConfig, startGateway, stopGateway } from '../support/gateway-process.js';
+import { errorReply } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
 const ADMIN_TOKEN = 'dashboard-test-admin-token-0123456789abcdef';
 
 describe('dashboard: the operator', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
 
-  before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
-  });
+  const admin = rig.adminCall;
 
-  const admin = (method: string, path: string, body?: unknown) => call(gw, method, `//admin/v1${path}`, { key: ADMIN_TOKEN, body });
-
-  async function signIn(watched: WatchedPage): Promise<Page> {
-    const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', ADMIN_TOKEN);
-    await page.click('button[type=submit]');
-    await page.locator('[data-nav=keys]').waitFor();
-    return page;
-  }
+  const signIn = (watched: WatchedPage): Promise<Page> => rig.signIn(watched.page, undefined, '[data-nav=keys]');
 
   /** The key's table row, once its `data-<attribute>` reads `value`. */
   async function rowWhen(page: Page, id: string, attribute: string, value: string) {
@@ -52,7 +33,7 @@ describe('dashboard: the operator', { skip }, () => {
   }
 
   test('create, top up, spend through the SDK, see it on the overview and usage pages, revoke', async () => {
-    const watched = await watchPage(browser, 'operator');
+    const watched = await watchPage(rig.browser, 'operator');
     const page = await signIn(watched);
     await page.locator('[data-figure=spend]').waitFor();
     await watched.shot('overview-before');
@@ -64,7 +45,7 @@ describe('dashboard: the operator', { skip }, () => {
     await page.click('[data-dialog=create] button[type=submit]');
     const secret = (await page.locator('[data-dialog=secret] [data-secret]').textContent())!.trim();
     assert.match(secret, /^tg-[A-Za-z0-9_-]{43}$/, 'the new secret is shown');
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.origin });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig.gw.origin });
     await page.click('[data-dialog=secret] [data-copy]');
     await page.locator('[data-dialog=secret] .toolbar .hint').filter({ hasText: 'Copied.' }).waitFor();
     assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret, 'the copy button put the secret on the clipboard');
@@ -87,7 +68,7 @@ describe('dashboard: the operator', { skip }, () => {
     await watched.shot('keys-topped-up');
 
     // Five calls with the new key, through the gateway, with the openai SDK.
-    const client = sdk(gw, secret);
+    const client = sdk(rig.gw, secret);
     const costs = new Map<string, number>();
     for (let i = 0; i < 5; i++) {
       const { data, response } = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: `Hello ${i}` }] }).withResponse();
@@ -171,7 +152,7 @@ describe('dashboard: the operator', { skip }, () => {
 
   test('edits a key’s limits and models, and rotates its secret', async () => {
     const created: Json = (await admin('POST', '/keys', { name: 'editable', balance: 1 })).json;
-    const watched = await watchPage(browser, 'operator-edit');
+    const watched = await watchPage(rig.browser, 'operator-edit');
     const page = await signIn(watched);
     await page.click('[data-nav=keys]');
     await (await rowWhen(page, created.id, 'status', 'active')).locator('[data-action=edit]').click();
@@ -201,8 +182,8 @@ describe('dashboard: the operator', { skip }, () => {
     assert.match(rotated, /^tg-/);
     assert.notEqual(rotated, created.key);
     await watched.shot('rotated');
-    assert.equal((await call(gw, 'GET', '/key', { key: created.key })).status, 401, 'the old secret stops working');
-    const info: Json = (await call(gw, 'GET', '/key', { key: rotated })).json.data;
+    assert.equal((await call(rig.gw, 'GET', '/key', { key: created.key })).status, 401, 'the old secret stops working');
+    const info: Json = (await call(rig.gw, 'GET', '/key', { key: rotated })).json.data;
     assert.equal(info.id, created.id, 'the new one is the same key');
     assert.equal(info.balance, 1, 'with its balance');
 
@@ -219,7 +200,7 @@ describe('dashboard: the operator', { skip }, () => {
 
   test('a rotation retried after its answer was lost says the secret cannot be shown again, never an empty one', async () => {
     const created: Json = (await admin('POST', '/keys', { name: 'lost-answer', balance: 1 })).json;
-    const watched = await watchPage(browser, 'operator-lost-answer');
+    const watched = await watchPage(rig.browser, 'operator-lost-answer');
     const page = await signIn(watched);
     await page.click('[data-nav=keys]');
     // The first rotation reaches the gateway, which rotates the secret and records its answer, but the
@@ -233,7 +214,7 @@ describe('dashboard: the operator', { skip }, () => {
     await (await rowWhen(page, created.id, 'status', 'active')).locator('[data-action=rotate]').click();
     await page.click('[data-dialog=rotate] [data-confirm]');
     await page.locator('[data-dialog=rotate] [role=alert]').waitFor();
-    assert.equal((await call(gw, 'GET', '/key', { key: created.key })).status, 401, 'the secret was rotated all the same');
+    assert.equal((await call(rig.gw, 'GET', '/key', { key: created.key })).status, 401, 'the secret was rotated all the same');
 
     // Retried with the dialog's Idempotency-Key: the gateway replays its answer, whose secret is null.
     await page.click('[data-dialog=rotate] [data-confirm]');
@@ -247,7 +228,7 @@ describe('dashboard: the operator', { skip }, () => {
   });
 
   test('a create retried after its answer was lost issues one key, not two', async () => {
-    const watched = await watchPage(browser, 'operator-lost-create');
+    const watched = await watchPage(rig.browser, 'operator-lost-create');
     const page = await signIn(watched);
     await page.click('[data-nav=keys]');
     // The first create reaches the gateway, which issues the key and records its answer, but the
@@ -273,16 +254,16 @@ describe('dashboard: the operator', { skip }, () => {
 
   test('the providers page shows each upstream’s health, and one cooling down after a failure', async () => {
     // A gateway of its own whose upstreams cool down after one failure, for ten minutes.
-    const config = mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');
+    const config = mockConfig(rig.mock, `admin:\n  token: ${ADMIN_TOKEN}\n`).replace('cooldown: { failures: 1000000, seconds: 1 }', 'cooldown: { failures: 1, seconds: 600 }');
     assert.ok(config.includes('failures: 1, seconds: 600'));
     const cooling = await startGateway({ config });
     try {
       const key = await cooling.createKey({ name: 'p', balance: 1 });
-      mock.handle(errorReply(500, 'the upstream broke'));
+      rig.mock.handle(errorReply(500, 'the upstream broke'));
       assert.equal((await call(cooling, 'POST', '/chat/completions', { key: key.key, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] } })).status, 502);
-      mock.handle(null);
+      rig.mock.handle(null);
 
-      const watched = await watchPage(browser, 'operator-providers');
+      const watched = await watchPage(rig.browser, 'operator-providers');
       const { page } = watched;
       await page.goto(`${cooling.origin}/dashboard/`);
       await page.fill('#token', ADMIN_TOKEN);
@@ -299,17 +280,17 @@ describe('dashboard: the operator', { skip }, () => {
       await watched.shot('providers');
       watched.assertClean();
     } finally {
-      mock.handle(null);
+      rig.mock.handle(null);
       await stopGateway(cooling, 10_000);
     }
   });
 
   test('a wrong admin token shows a clear message and keeps nothing', async () => {
-    const watched = await watchPage(browser, 'operator-wrong');
+    const watched = await watchPage(rig.browser, 'operator-wrong');
     watched.expect(401, /\/admin\/v1\/keys/);
     const { page } = watched;
-    assert.deepEqual((await call(gw, 'GET', '//dashboard/config.json')).json, { operator: true }, 'the page knows the operator view exists');
-    await page.goto(`${gw.origin}/dashboard/`);
+    assert.deepEqual((await call(rig.gw, 'GET', '//dashboard/config.json')).json, { operator: true }, 'the page knows the operator view exists');
+    await page.goto(`${rig.gw.origin}/dashboard/`);
     await page.getByLabel('Admin token, account token or Tollgate key').waitFor();
     await page.fill('#token', 'not-the-admin-token-but-long-enough-to-look-real');
     await page.click('button[type=submit]');
@@ -321,14 +302,14 @@ describe('dashboard: the operator', { skip }, () => {
   });
 
   test('the overview page weighs little: measured in bytes transferred, compressed', async () => {
-    const watched = await watchPage(browser, 'operator-weight');
+    const watched = await watchPage(rig.browser, 'operator-weight');
     await signIn(watched);
     await watched.page.locator('[data-chart=spend] canvas').waitFor();
     const bytes = await watched.transferred();
     const encodings = watched.requests().filter((r) => /app\.(js|css)$/.test(r.url));
     assert.equal(encodings.length, 2);
     for (const path of ['//dashboard/', '//dashboard/app.js', '//dashboard/app.css']) {
-      const res = await call(gw, 'GET', path, { headers: { 'accept-encoding': 'br, gzip' } });
+      const res = await call(rig.gw, 'GET', path, { headers: { 'accept-encoding': 'br, gzip' } });
       assert.equal(res.status, 200, path);
       assert.equal(res.headers.get('content-encoding'), 'br', `${path} is sent brotli-compressed`);
       assert.ok(res.headers.get('content-security-policy')?.includes("script-src 'self'"), `${path} carries the CSP`);

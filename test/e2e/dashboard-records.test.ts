@@ -6,12 +6,13 @@
 // requests; the overview counts the requests refused for a bad key. The API is the truth each view is
 // checked against.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { call, postChat, waitFor, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage, type WatchedPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type CreatedKey, type GatewayProcess } from '../support/gateway-process.js';
-import { errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { chromiumSkipReason, watchPage, type WatchedPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
+import { type CreatedKey } from '../support/gateway-process.js';
+import { errorReply } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
@@ -19,19 +20,13 @@ const ADMIN_TOKEN = 'dashboard-records-admin-token-0123456789abcdef';
 const chat = (content: string, model = 'gpt-test') => ({ model, messages: [{ role: 'user', content }] });
 
 describe('dashboard: every request on record', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
   let key: CreatedKey;
   let broke: CreatedKey;
   /** The request ids of the calls made, by what happened to them. */
   const ids = { ok: [] as string[], upstreamFailed: '', unknownModel: '', noCredit: '' };
 
-  const admin = async (path: string): Promise<Json> => {
-    const res = await call(gw, 'GET', `//admin/v1${path}`, { key: ADMIN_TOKEN });
-    assert.equal(res.status, 200, `${path}: ${res.text}`);
-    return res.json;
-  };
+  const admin = (path: string): Promise<Json> => rig.admin('GET', path);
   const apiRows = async (query = ''): Promise<Json[]> => (await admin(`/usage?limit=100${query}`)).data;
   const apiRow = async (id: string): Promise<Json> => {
     const row = (await apiRows()).find((r) => r.request_id === id);
@@ -40,46 +35,33 @@ describe('dashboard: every request on record', { skip }, () => {
   };
 
   before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-    key = await gw.createKey({ name: 'records', balance: 1 });
-    broke = await gw.createKey({ name: 'no-credit', balance: 0 });
+    key = await rig.gw.createKey({ name: 'records', balance: 1 });
+    broke = await rig.gw.createKey({ name: 'no-credit', balance: 0 });
     const requestId = (res: { headers: Headers }) => res.headers.get('x-request-id')!;
     for (let i = 0; i < 3; i++) {
-      const res = await postChat(gw, key.key, chat(`Hello ${i}`));
+      const res = await postChat(rig.gw, key.key, chat(`Hello ${i}`));
       assert.equal(res.status, 200);
       ids.ok.push(requestId(res));
     }
-    mock.handle(errorReply(500, 'the upstream broke'));
-    const failed = await postChat(gw, key.key, chat('this one fails'));
-    mock.handle(null);
+    rig.mock.handle(errorReply(500, 'the upstream broke'));
+    const failed = await postChat(rig.gw, key.key, chat('this one fails'));
+    rig.mock.handle(null);
     assert.equal(failed.status, 502);
     ids.upstreamFailed = requestId(failed);
-    const unknown = await postChat(gw, key.key, chat('hi', 'no-such-model'));
+    const unknown = await postChat(rig.gw, key.key, chat('hi', 'no-such-model'));
     assert.equal(unknown.status, 404);
     ids.unknownModel = requestId(unknown);
-    const poor = await postChat(gw, broke.key, chat('hi'));
+    const poor = await postChat(rig.gw, broke.key, chat('hi'));
     assert.equal(poor.status, 402);
     ids.noCredit = requestId(poor);
-    for (let i = 0; i < 2; i++) assert.equal((await postChat(gw, `tg-${'x'.repeat(43)}`, chat('hi'))).status, 401);
+    for (let i = 0; i < 2; i++) assert.equal((await postChat(rig.gw, `tg-${'x'.repeat(43)}`, chat('hi'))).status, 401);
     // Every request that named a valid key is on record.
     assert.ok(await waitFor(async () => (await apiRows()).some((r) => r.request_id === ids.noCredit), 5000), 'the refused request has its row');
   });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
-  });
 
   async function signIn(label: string): Promise<{ watched: WatchedPage; page: Page }> {
-    const watched = await watchPage(browser, label);
-    const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', ADMIN_TOKEN);
-    await page.click('button[type=submit]');
-    await page.locator('[data-nav=keys]').waitFor();
-    return { watched, page };
+    const watched = await watchPage(rig.browser, label);
+    return { watched, page: await rig.signIn(watched.page, undefined, '[data-nav=keys]') };
   }
 
   /** The request ids the usage table shows, once the filter's answer has arrived. */
@@ -155,13 +137,13 @@ describe('dashboard: every request on record', { skip }, () => {
   test('a request’s page opens from a link, and says so when no request has that id', async () => {
     const { watched, page } = await signIn('records-link');
     const row = await apiRow(ids.upstreamFailed);
-    await page.goto(`${gw.origin}/dashboard/#/usage/${encodeURIComponent(ids.upstreamFailed)}`);
+    await page.goto(`${rig.gw.origin}/dashboard/#/usage/${encodeURIComponent(ids.upstreamFailed)}`);
     await assertDetail(page, row, 'records');
     assert.ok(
       watched.requests().some((r) => r.url.includes(`/admin/v1/usage?request_id=${encodeURIComponent(ids.upstreamFailed)}`)),
       'the row was asked for by its id',
     );
-    await page.goto(`${gw.origin}/dashboard/#/usage/req_nobody_made_this`);
+    await page.goto(`${rig.gw.origin}/dashboard/#/usage/req_nobody_made_this`);
     await page.getByRole('alert').filter({ hasText: 'No request has the id “req_nobody_made_this”' }).waitFor();
     await watched.shot('request-unknown');
     watched.assertClean();
@@ -199,7 +181,7 @@ describe('dashboard: every request on record', { skip }, () => {
     // One more entry than a page holds: a top-up per missing entry, then "Next" shows the rest.
     const missing = Math.max(0, 21 - (await admin(`/keys/${key.id}/ledger?limit=100`)).data.length);
     for (let i = 0; i < missing; i++) {
-      const res = await call(gw, 'POST', `//admin/v1/keys/${key.id}/topup`, { key: ADMIN_TOKEN, body: { amount: 0.01, note: `top-up ${i}` } });
+      const res = await call(rig.gw, 'POST', `//admin/v1/keys/${key.id}/topup`, { key: ADMIN_TOKEN, body: { amount: 0.01, note: `top-up ${i}` } });
       assert.equal(res.status, 200);
     }
     await page.reload();
@@ -233,7 +215,7 @@ describe('dashboard: every request on record', { skip }, () => {
 
     // A key that does not exist: the API's message.
     watched.expect(404, /\/admin\/v1\/keys\/key_nobody/);
-    await page.goto(`${gw.origin}/dashboard/#/keys/key_nobody`);
+    await page.goto(`${rig.gw.origin}/dashboard/#/keys/key_nobody`);
     await page.getByRole('alert').waitFor();
     watched.assertClean();
   });

@@ -4,12 +4,12 @@
 // session's own page (#/sessions/<id>) with its cost, requests, failures and its requests. The admin API
 // is the truth each view is checked against.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
-import { call, postChat, type Json } from '../support/e2e.js';
-import { mockConfig, startGateway, stopGateway, type CreatedKey, type GatewayProcess } from '../support/gateway-process.js';
-import { errorReply, startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { before, describe, test } from 'node:test';
+import { chromiumSkipReason, watchPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
+import { postChat, type Json } from '../support/e2e.js';
+import type { CreatedKey } from '../support/gateway-process.js';
+import { errorReply } from '../support/mock-upstream.js';
 import { usdToNano } from '../support/money.js';
 
 const skip = chromiumSkipReason();
@@ -19,41 +19,23 @@ const SMALL = 'cx-0f3e2d1c-aaaa-bbbb-cccc-123456789abc';
 const chat = (content: string) => ({ model: 'gpt-test', messages: [{ role: 'user', content }] });
 
 describe('dashboard: agent sessions', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
+  const rig = dashboardRig(ADMIN_TOKEN);
+  const admin = (path: string): Promise<Json> => rig.admin('GET', path);
   let key: CreatedKey;
 
-  const admin = async (path: string): Promise<Json> => {
-    const res = await call(gw, 'GET', `//admin/v1${path}`, { key: ADMIN_TOKEN });
-    assert.equal(res.status, 200, `${path}: ${res.text}`);
-    return res.json;
-  };
-
   before(async () => {
-    mock = await startMockUpstream();
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n`) });
-    browser = await launchChromium();
-    key = await gw.createKey({ name: 'agents', balance: 1 });
-    for (let i = 0; i < 2; i++) assert.equal((await postChat(gw, key.key, chat(`turn ${i}`), { headers: { 'x-claude-code-session-id': BIG } })).status, 200);
-    mock.handle(errorReply(500, 'the upstream broke'));
-    assert.equal((await postChat(gw, key.key, chat('fails'), { headers: { 'x-claude-code-session-id': BIG } })).status, 502);
-    mock.handle(null);
-    assert.equal((await postChat(gw, key.key, chat('codex turn'), { headers: { 'session-id': SMALL } })).status, 200);
-    assert.equal((await postChat(gw, key.key, chat('no session'))).status, 200);
-  });
-  after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
+    key = await rig.gw.createKey({ name: 'agents', balance: 1 });
+    for (let i = 0; i < 2; i++) assert.equal((await postChat(rig.gw, key.key, chat(`turn ${i}`), { headers: { 'x-claude-code-session-id': BIG } })).status, 200);
+    rig.mock.handle(errorReply(500, 'the upstream broke'));
+    assert.equal((await postChat(rig.gw, key.key, chat('fails'), { headers: { 'x-claude-code-session-id': BIG } })).status, 502);
+    rig.mock.handle(null);
+    assert.equal((await postChat(rig.gw, key.key, chat('codex turn'), { headers: { 'session-id': SMALL } })).status, 200);
+    assert.equal((await postChat(rig.gw, key.key, chat('no session'))).status, 200);
   });
 
   async function signIn(label: string) {
-    const watched = await watchPage(browser, label);
-    await watched.page.goto(`${gw.origin}/dashboard/`);
-    await watched.page.fill('#token', ADMIN_TOKEN);
-    await watched.page.click('button[type=submit]');
-    await watched.page.locator('[data-nav=sessions]').waitFor();
+    const watched = await watchPage(rig.browser, label);
+    await rig.signIn(watched.page, undefined, '[data-nav=sessions]');
     return watched;
   }
 

@@ -5,21 +5,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { call, waitFor, type Json } from '../support/e2e.js';
-import { chromiumSkipReason, launchChromium, watchPage } from '../support/browser.js';
-import { mockConfig, startGateway, stopGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { startMockUpstream, type MockUpstream } from '../support/mock-upstream.js';
+import { after, describe, test } from 'node:test';
+import { waitFor, type Json } from '../support/e2e.js';
+import { chromiumSkipReason, watchPage } from '../support/browser.js';
+import { dashboardRig } from '../support/dashboard-rig.js';
 
 const skip = chromiumSkipReason();
 const ADMIN_TOKEN = 'dashboard-webhooks-admin-token-0123456789abcdef';
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
 describe('dashboard: the operator’s webhooks', { skip }, () => {
-  let mock: MockUpstream;
-  let gw: GatewayProcess;
-  let browser: Browser;
   const received: string[] = [];
   let failing = true;
   const receiver = createServer((request, response) => {
@@ -29,28 +24,19 @@ describe('dashboard: the operator’s webhooks', { skip }, () => {
       response.writeHead(failing ? 503 : 200).end();
     });
   });
-
-  before(async () => {
-    mock = await startMockUpstream();
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const notifications = `notifications:\n  webhooks: [{ url: "${url}", secret: "\${HOOK_SECRET}", events: ["key.revoked"] }]\n  first_retry_seconds: 0.2\n  max_retry_seconds: 0.5\n  give_up_hours: 0.0005\n`;
-    gw = await startGateway({ config: mockConfig(mock, `admin:\n  token: ${ADMIN_TOKEN}\n${notifications}`), env: { HOOK_SECRET: SECRET } });
-    browser = await launchChromium();
+  const rig = dashboardRig(ADMIN_TOKEN, {
+    extraYaml: async () => {
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      return `notifications:\n  webhooks: [{ url: "${url}", secret: "\${HOOK_SECRET}", events: ["key.revoked"] }]\n  first_retry_seconds: 0.2\n  max_retry_seconds: 0.5\n  give_up_hours: 0.0005\n`;
+    },
+    env: { HOOK_SECRET: SECRET },
   });
   after(async () => {
-    await browser?.close();
-    await mock?.close();
-    if (gw) await stopGateway(gw, 10_000);
     receiver.closeAllConnections();
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
-
-  const admin = async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const res = await call(gw, method, `//admin/v1${path}`, { key: ADMIN_TOKEN, body });
-    assert.equal(res.status, 200, `${method} ${path}: ${res.text}`);
-    return res.json;
-  };
+  const { admin } = rig;
 
   test('a failed event shows its attempts and last error; Resend delivers it with the same webhook-id', async () => {
     const key = await admin('POST', '/keys', { name: 'to-revoke', balance: 1 });
@@ -61,11 +47,9 @@ describe('dashboard: the operator’s webhooks', { skip }, () => {
       return list.data.find((e: Json) => e.data.key_id === key.id);
     }, 20_000);
     assert.ok(event, 'the event failed for good');
-    const watched = await watchPage(browser, 'webhooks');
+    const watched = await watchPage(rig.browser, 'webhooks');
     const { page } = watched;
-    await page.goto(`${gw.origin}/dashboard/`);
-    await page.fill('#token', ADMIN_TOKEN);
-    await page.click('button[type=submit]');
+    await rig.signIn(page);
     await page.click('[data-nav=webhooks]');
     const row = page.locator(`tr[data-event="${event.id}"]`);
     await row.waitFor();
