@@ -132,7 +132,9 @@ for (const dialect of DIALECTS) {
             return { keyIndex, admitted: false, text: '' };
           }
           failed += 1;
-          throw error;
+          // What the gateway logged at error level says why (a 503 here once, on a loaded CI machine).
+          const logged = gw!.logs.filter((line) => /"level":(50|60)/.test(line)).slice(-5);
+          throw new Error(`request ${i} (key ${keyIndex}) failed: ${String(error)}\ngateway errors:\n${logged.join('\n') || '(none)'}`, { cause: error });
         }
       });
 
