@@ -22,6 +22,7 @@ import { BY_MEMBERS_MIN_BYTES, parseByMembers } from '../dist/api/body-by-member
 import { withRawText } from '../dist/api/raw-body.js';
 import { sizeChatHold } from '../dist/billing/pricing.js';
 import { loadConfig } from '../dist/config/load.js';
+import { resolveRoute } from '../dist/routing/resolve-route.js';
 import { asRead, jsonBytes } from '../dist/http/json-bytes.js';
 import { loadTokenizer } from '../dist/tokens/bounded-count.js';
 import { countO200k } from '../dist/tokens/o200k-count.js';
@@ -46,17 +47,29 @@ const { values } = parseArgs({
   },
 });
 
-/** The benchmark's models, through the gateway's own config loader (prices, max_output_tokens, tool overhead). */
-function benchModels() {
+/**
+ * The benchmark's config, through the gateway's own config loader (prices, max_output_tokens, tool overhead),
+ * and each model's route as a key allowed every model has it (countInput sees the route: whether any of its
+ * cells is native decides, for Messages, whether server tools are refused).
+ */
+function benchConfig() {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-hold-sizing-'));
   try {
     const path = join(dir, 'tollgate.yaml');
     writeFileSync(path, `database: "sqlite:${join(dir, 'unused.db')}"\nproviders:${agentProviders('http://127.0.0.1:9/v1')}\nmodels:${AGENT_MODELS}\n`);
-    return loadConfig(path, {}).models;
+    return loadConfig(path, {});
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const CONFIG = benchConfig();
+const benchModels = () => CONFIG.models;
+const routes = new Map();
+const routeOf = (model) => {
+  if (!routes.has(model)) routes.set(model, resolveRoute(CONFIG, '*', model.id, 'chat'));
+  return routes.get(model);
+};
 
 /**
  * A body as the server has it: an agent's large body parsed member by member (its repeated blocks from
@@ -71,7 +84,7 @@ function received(bytes) {
 
 /** The estimate the hold is sized from: countInput, plus (Responses) the stored context a bind adds (none here: store is false). */
 async function estimate(api, body, model) {
-  const counted = await api.countInput(body, model);
+  const counted = await api.countInput(body, model, routeOf(model));
   return typeof counted === 'number' ? { tokens: counted } : counted;
 }
 
