@@ -46,9 +46,11 @@ export function webhookInsertValues(event: NewWebhookEvent, now: number): unknow
   return [messageId, event.type, JSON.stringify(event.data), event.dedupeKey ?? null, now, now, now];
 }
 
-export function webhookInsertSql(p: (i: number) => string): string {
+/** The insert of one event (webhookInsertValues' seven values); with `from`, only for each row that query yields. */
+export function webhookInsertSql(p: (i: number) => string, from?: string): string {
+  const values = [1, 2, 3, 4, 5, 6, 7].map(p).join(', ');
   return `INSERT INTO webhook_outbox (message_id, type, data, dedupe_key, created_at, next_attempt_at, retry_from)
-    VALUES (${[1, 2, 3, 4, 5, 6, 7].map(p).join(', ')}) ON CONFLICT DO NOTHING`;
+    ${from === undefined ? `VALUES (${values})` : `SELECT ${values} FROM ${from}`} ON CONFLICT DO NOTHING`;
 }
 
 export function webhookPageSql(query: WebhookPageQuery, p: (i: number) => string): { sql: string; values: unknown[] } {

@@ -15,9 +15,11 @@ import {
   type WebhookRow,
   webhookPruneSql,
 } from '../webhook-rows.js';
-import { inTransaction, type PostgresClient, type PostgresPool } from './connection.js';
+import type { PostgresClient, PostgresPool } from './connection.js';
 
 const INSERT_SQL = webhookInsertSql((i) => `$${i}`);
+/** The event of a flip, inserted only when the flip's UPDATE (the `moved` CTE, parameters $1–$3) moved its marker. */
+const FLIP_INSERT_SQL = webhookInsertSql((i) => `$${i + 3}`, 'moved');
 
 /** Writes an event inside the caller's transaction; false when its dedupe key was written before. */
 export async function insertWebhookEvent(client: PostgresClient | PostgresPool, event: NewWebhookEvent, now: number): Promise<boolean> {
@@ -31,18 +33,29 @@ export class PostgresWebhookStore implements WebhookStore {
     return insertWebhookEvent(this.pool, event, now);
   }
 
+  /**
+   * Each flip is one statement on its own (the marker's UPDATE and its event's INSERT in one CTE, committed
+   * as it runs), never a transaction held open across round trips: a flip locks an account or key row, and
+   * the ledger's group commit waits for that lock at most lock_timeout (1 s). A scan whose transaction held
+   * the row while a saturated event loop delayed its next statements made a batch of holds fail with 503
+   * (500 concurrent streams on one account, once in a CI run). The conditional UPDATE keeps each crossing
+   * announced once, whatever runs beside it.
+   */
   async scan(scan: NotificationScan): Promise<number> {
-    return inTransaction(this.pool, async (client) => {
-      const accounts = (await client.query<ScanAccountRow>(SCAN_ACCOUNT_SQL)).rows;
-      const keys = (await client.query<ScanKeyRow>(SCAN_KEY_SQL)).rows;
-      // Accounts' rows first, then keys': the lock order of every ledger writer.
-      let written = 0;
-      for (const flip of [...accountFlips(accounts, scan), ...keyFlips(keys, scan)]) {
-        const moved = await client.query(`UPDATE ${flip.table} SET ${flip.column} = $1 WHERE id = $2 AND ${flip.column} IS NOT DISTINCT FROM $3`, [flip.to, flip.id, flip.from]);
-        if (moved.rowCount === 1 && flip.event && (await insertWebhookEvent(client, flip.event, scan.now))) written++;
+    const accounts = (await this.pool.query<ScanAccountRow>(SCAN_ACCOUNT_SQL)).rows;
+    const keys = (await this.pool.query<ScanKeyRow>(SCAN_KEY_SQL)).rows;
+    // Accounts' rows first, then keys': the lock order of every ledger writer.
+    let written = 0;
+    for (const flip of [...accountFlips(accounts, scan), ...keyFlips(keys, scan)]) {
+      const update = `UPDATE ${flip.table} SET ${flip.column} = $1 WHERE id = $2 AND ${flip.column} IS NOT DISTINCT FROM $3`;
+      if (!flip.event) {
+        await this.pool.query(update, [flip.to, flip.id, flip.from]);
+        continue;
       }
-      return written;
-    });
+      const inserted = await this.pool.query(`WITH moved AS (${update} RETURNING 1) ${FLIP_INSERT_SQL}`, [flip.to, flip.id, flip.from, ...webhookInsertValues(flip.event, scan.now)]);
+      if (inserted.rowCount === 1) written++;
+    }
+    return written;
   }
 
   async claim(claim: WebhookClaim): Promise<WebhookEventRecord[]> {
