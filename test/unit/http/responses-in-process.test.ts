@@ -7,6 +7,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { usdToNano } from '../../support/money.js';
 import { assertErrorAnswer, startInProcess, type InProcessGateway } from '../../support/in-process.js';
@@ -101,6 +102,22 @@ describe('POST /v1/responses, native cells (in process)', () => {
     assert.equal(sha256(received.rawBody), sha256(body.replace('"model":"gpt-resp"', '"model":"gpt-4o-mini"')), 'byte for byte, model replaced');
     assert.equal(received.headers.authorization, `Bearer ${RESPONSES_MOCK_KEY}`, "the gateway's own credential");
     for (const header of ['x-api-key', 'api-key', 'cookie']) assert.equal(received.headers[header], undefined, `no client ${header}`);
+  });
+
+  test('a recorded Codex turn (parsed member by member) reaches both accounts byte for byte when the first fails: the same pieces sent again', async () => {
+    // Without its web_search tool (a server tool this model does not allow), re-serialised: 38 KB, its non-ASCII text raw.
+    const recorded = JSON.parse(readFileSync(new URL('../../fixtures/agents/codex-0.171.0-turn1.json', import.meta.url), 'utf8')) as { tools: Array<{ type: string }> };
+    const body = JSON.stringify({ ...recorded, model: 'gpt-pair', stream: false, tools: recorded.tools.filter((tool) => tool.type !== 'web_search') });
+    assert.ok(Buffer.byteLength(body) > 30_000);
+    upstream.handle((req) => (req.headers.authorization === `Bearer ${RESPONSES_MOCK_KEY}` ? openaiError(503, 'Overloaded.', { type: 'server_error' }) : mockDefault(upstream, req)));
+    const res = await gw.call('POST', '/responses', { key, body, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.statusCode, 200, res.body);
+    const expected = body.replace('"model":"gpt-pair"', '"model":"gpt-4o-mini"');
+    assert.deepEqual(upstream.requests.map((r) => r.headers.authorization), [`Bearer ${RESPONSES_MOCK_KEY}`, `Bearer ${RESPONSES_BACKUP_KEY}`]);
+    for (const received of upstream.requests) {
+      assert.equal(sha256(received.rawBody), sha256(expected), `${received.headers.authorization}: byte for byte, model replaced`);
+      assert.equal(received.headers['content-length'], String(Buffer.byteLength(expected)));
+    }
   });
 
   test("azure-openai: the body goes to {endpoint}/openai/v1/responses with the deployment as model, the key in api-key", async () => {
