@@ -105,6 +105,12 @@ export const ERROR_REGISTRY = {
     type: 'rate_limit_error',
     message: 'Too many failed redemption attempts; wait for the time in Retry-After before trying again.',
   },
+  // /v1/account requests per account past limits.account_rpm in the rolling minute.
+  account_rate_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many requests for this account; wait for the time in Retry-After before trying again.',
+  },
   webhook_event_not_found: { status: 404, type: 'invalid_request_error', message: 'No such webhook event.' },
   // Stripe top-ups (docs/adr/0050-stripe-top-ups.md): the config has no payments.stripe; Stripe refused or
   // could not be reached when a Checkout Session was made; a webhook whose Stripe-Signature does not verify.

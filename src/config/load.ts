@@ -280,6 +280,7 @@ function normalise(raw: RawConfig, path: string, document: RawDocument): Config 
       budgetPeriod: raw.limits.budget_period,
       redeemFailures: raw.limits.redeem_failures,
       redeemWindowSeconds: raw.limits.redeem_window_seconds,
+      accountRpm: raw.limits.account_rpm,
     },
     notifications,
     admin: { token: adminToken },

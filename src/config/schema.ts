@@ -160,6 +160,9 @@ const limitsSchema = z
     // token) and per client address in any rolling window of this many seconds; then 429.
     redeem_failures: numeric(z.number().int().positive()).default(10),
     redeem_window_seconds: numeric(z.number().int().positive()).default(600),
+    // Requests per account on /v1/account in any rolling 60 s (null: unlimited): an account token's holder
+    // makes keys and reads usage there, and nothing else bounds how often.
+    account_rpm: numeric(z.number().int().positive()).nullable().default(300),
   })
   .prefault({});
 

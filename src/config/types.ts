@@ -148,6 +148,8 @@ export interface LimitsConfig {
   /** Failed redemptions allowed per credential and per client address in the window (docs/adr/0051-redemption-codes.md). */
   readonly redeemFailures: number;
   readonly redeemWindowSeconds: number;
+  /** Requests per account on /v1/account in any rolling 60 s; null: unlimited. */
+  readonly accountRpm: number | null;
 }
 
 /** One `notifications.webhooks` entry: where, signed with what, for which events. */

@@ -109,6 +109,7 @@ export function buildServer(deps: ServerDeps, apis: readonly ClientApiRoutes[]):
   registerAccountApi(app, {
     store: deps.store,
     config: deps.config,
+    limiter: deps.limiter,
     redeemGuard: deps.redeemGuard ?? new RedeemGuard(new InProcessRateLimiter({ windowMs: deps.config.limits.redeemWindowSeconds * 1000 }), deps.config.limits.redeemFailures),
     payments,
   });

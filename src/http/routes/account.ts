@@ -17,6 +17,7 @@ import {
 } from '../../operations/account-self-service.js';
 import { redeemableCode, redeemCode } from '../../operations/codes.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
+import type { RateLimiter } from '../../limits/rate-limiter.js';
 import type { RedeemGuard } from '../../limits/redeem-guard.js';
 import { paymentsInfo, startCheckout } from '../../operations/payments.js';
 import type { PaymentProvider } from '../../payments/types.js';
@@ -73,12 +74,15 @@ export interface AccountApiDeps {
   readonly config: Config;
   /** Failed redemptions per credential and per client address (limits/redeem-guard.ts). */
   readonly redeemGuard: RedeemGuard;
+  /** Counts each account's /v1/account requests against limits.account_rpm (the keys' rate limiter: Redis when set). */
+  readonly limiter: RateLimiter;
   /** The configured payment provider (payments.stripe); undefined: checkout answers 404 payments_disabled. */
   readonly payments: PaymentProvider | undefined;
 }
 
 export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): void {
-  const { store, config, redeemGuard } = deps;
+  const { store, config, redeemGuard, limiter } = deps;
+  const perAccount = { rpm: config.limits.accountRpm, tpm: null, maxConcurrent: null };
   app.decorateRequest('account', null);
   app.decorateRequest('accountKey', null);
   app.register(
@@ -94,6 +98,14 @@ export function registerAccountApi(app: FastifyInstance, deps: AccountApiDeps): 
         } else {
           request.account = await authenticateAccount(store.accounts, request.headers);
         }
+        if (perAccount.rpm === null) return;
+        // Counted per account, whichever token or key spoke for it; a request is done with its slot at once.
+        const admission = await limiter.admit(`account:${request.account.id}`, request.id, perAccount, 0);
+        if (!admission.admitted) {
+          const seconds = Math.max(1, Math.ceil(admission.retryAfterMs / 1000));
+          throw new GatewayError('account_rate_limited', { headers: { 'retry-after': String(seconds) } });
+        }
+        admission.ticket.finish(0);
       });
       const post = (handler: Parameters<typeof idempotentPost>[1]) => idempotentPost(store.idempotency, handler, (request) => `account:${accountOf(request).id}`);
 
