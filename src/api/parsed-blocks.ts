@@ -9,6 +9,7 @@
 // so it is frozen, all the way down: code that changed a client's body in place would throw, not leak one
 // request's change into another's body.
 import { Buffer } from 'node:buffer';
+import { BoundedMemory } from '../tokens/bounded-memory.js';
 
 /** Smaller blocks are parsed again: cheaper than remembering them. */
 export const REMEMBERED_MIN_BYTES = 1_024;
@@ -41,47 +42,30 @@ export function deepFreeze<T>(value: T): T {
 }
 
 export class ParsedBlocks {
-  private readonly entries = new Map<number, Entry>();
-  private bytesHeld = 0;
+  private readonly memory: BoundedMemory<Entry>;
 
   constructor(
-    private readonly maxEntries = MAX_ENTRIES,
+    maxEntries = MAX_ENTRIES,
     private readonly maxBytes = MAX_BYTES,
-  ) {}
+  ) {
+    this.memory = new BoundedMemory(maxEntries, maxBytes, (entry) => entry.bytes.length);
+  }
 
   get size(): number {
-    return this.entries.size;
+    return this.memory.size;
   }
 
   /** The value remembered for exactly the bytes `bytes[start, end)`, else undefined. */
   get(bytes: Buffer, start: number, end: number): unknown {
-    const key = byteFingerprint(bytes, start, end);
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry.bytes.length !== end - start || bytes.compare(entry.bytes, 0, entry.bytes.length, start, end) !== 0) return undefined;
-    // Most recently used last.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
+    const sought = (entry: Entry) => entry.bytes.length === end - start && bytes.compare(entry.bytes, 0, entry.bytes.length, start, end) === 0;
+    return this.memory.find(byteFingerprint(bytes, start, end), sought)?.value;
   }
 
   /** Remembers `value`, parsed from `bytes[start, end)`, and returns it frozen (see above). */
   set<T>(bytes: Buffer, start: number, end: number, value: T): T {
-    const length = end - start;
-    if (length > this.maxBytes) return value;
-    const key = byteFingerprint(bytes, start, end);
-    const old = this.entries.get(key);
-    if (old !== undefined) {
-      this.entries.delete(key);
-      this.bytesHeld -= old.bytes.length;
-    }
+    if (end - start > this.maxBytes) return value;
     // A copy: a view would keep the whole request body alive for as long as the block is remembered.
-    this.entries.set(key, { bytes: ownCopy(bytes, start, end), value: deepFreeze(value) });
-    this.bytesHeld += length;
-    for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= this.maxEntries && this.bytesHeld <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.bytesHeld -= entry.bytes.length;
-    }
+    this.memory.put(byteFingerprint(bytes, start, end), { bytes: ownCopy(bytes, start, end), value: deepFreeze(value) });
     return value;
   }
 }

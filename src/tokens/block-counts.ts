@@ -9,6 +9,7 @@
 // fingerprint of the length and 64 sampled characters finds the entry; an equality check (a memory compare,
 // ~10× faster than hashing) makes a hit certain. Texts with the same fingerprint take each other's place:
 // a recount, never a wrong count.
+import { BoundedMemory } from './bounded-memory.js';
 
 /** Shorter texts are counted again: cheaper than remembering them. */
 export const REMEMBERED_MIN_CHARS = 256;
@@ -43,45 +44,25 @@ function ownCopy(text: string): string {
 }
 
 export class BlockCounts {
-  private readonly entries = new Map<number, Entry>();
-  private chars = 0;
+  private readonly memory: BoundedMemory<Entry>;
 
-  constructor(
-    private readonly maxEntries = MAX_ENTRIES,
-    private readonly maxChars = MAX_CHARS,
-  ) {}
+  constructor(maxEntries = MAX_ENTRIES, maxChars = MAX_CHARS) {
+    this.memory = new BoundedMemory(maxEntries, maxChars, (entry) => entry.text.length);
+  }
 
   get size(): number {
-    return this.entries.size;
+    return this.memory.size;
   }
 
   /** The count remembered for exactly this text. */
   get(text: string): number | undefined {
-    const key = fingerprint(text);
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry.text !== text) return undefined;
-    // Most recently used last.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.count;
+    return this.memory.find(fingerprint(text), (entry) => entry.text === text)?.count;
   }
 
   set(text: string, count: number): void {
-    if (text.length > this.maxChars) return;
     const key = fingerprint(text);
-    const old = this.entries.get(key);
-    if (old !== undefined) {
-      if (old.text === text) return;
-      this.entries.delete(key);
-      this.chars -= old.text.length;
-    }
-    this.entries.set(key, { text: ownCopy(text), count });
-    this.chars += text.length;
-    for (const [oldest, entry] of this.entries) {
-      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
-      this.entries.delete(oldest);
-      this.chars -= entry.text.length;
-    }
+    if (this.memory.peek(key)?.text === text) return;
+    this.memory.put(key, { text: ownCopy(text), count });
   }
 }
 
